@@ -1,0 +1,96 @@
+"""Expression trees -> Spark Connect columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.column import Column as SparkColumn
+
+from tableapi.errors import ValidationError
+from tableapi.expressions import (
+    Alias,
+    Call,
+    Cast,
+    Column,
+    Expression,
+    InTable,
+    Literal,
+    UnresolvedCall,
+    UserCall,
+)
+from tableapi.types import RowType
+
+Op = Callable[..., SparkColumn]
+
+# Operators and functions whose Spark form is not ``call_function(name, *args)``.
+_OPS: dict[str, Op] = {
+    "plus": lambda a, b: a + b,
+    "minus": lambda a, b: a - b,
+    "times": lambda a, b: a * b,
+    "divide": lambda a, b: a / b,
+    "mod": lambda a, b: a % b,
+    "negate": lambda a: -a,
+    "equals": lambda a, b: a == b,
+    "not_equals": lambda a, b: a != b,
+    "less_than": lambda a, b: a < b,
+    "less_than_or_equal": lambda a, b: a <= b,
+    "greater_than": lambda a, b: a > b,
+    "greater_than_or_equal": lambda a, b: a >= b,
+    "is_not_distinct_from": lambda a, b: a.eqNullSafe(b),
+    "is_distinct_from": lambda a, b: ~a.eqNullSafe(b),
+    "between": lambda a, lo, hi: a.between(lo, hi),
+    "not_between": lambda a, lo, hi: ~a.between(lo, hi),
+    "in": lambda a, *vs: a.isin(*vs),
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "not": lambda a: ~a,
+    "is_null": lambda a: a.isNull(),
+    "is_not_null": lambda a: a.isNotNull(),
+    "if": lambda c, a, b: F.when(c, a).otherwise(b),
+    "asc": lambda a: a.asc(),
+    "desc": lambda a: a.desc(),
+    "count": lambda *a: F.count(a[0] if a else F.lit(1)),
+}
+# Spark gives another type than Flink for these: cast to the type the plan derived.
+_CAST_RESULT = {"floor", "ceil", "year", "quarter", "month", "dayofmonth", "hour", "minute",
+                "second"}
+
+
+def ref(name: str) -> SparkColumn:
+    """A column reference that survives dots and spaces in names."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def to_spark(expr: Expression, row: RowType) -> SparkColumn:
+    """Compile ``expr``, whose columns come from ``row``, to a Spark column."""
+    if isinstance(expr, Column):
+        return ref(expr.name)
+    if isinstance(expr, Literal):
+        value = F.lit(expr.value)
+        return value.cast(expr.type.spark_ddl) if expr.value is None else value
+    if isinstance(expr, Alias):
+        return to_spark(expr.expr, row).alias(expr.name)
+    if isinstance(expr, Cast):
+        return to_spark(expr.expr, row).cast(expr.to.spark_ddl)
+    if isinstance(expr, UserCall):
+        fn = expr.function
+        spark_udf = F.udf(fn.func, returnType=fn.result_type.spark_ddl)
+        if not fn.deterministic:
+            spark_udf = spark_udf.asNondeterministic()
+        return spark_udf(*(to_spark(a, row) for a in expr.args))
+    if isinstance(expr, Call):
+        fn = expr.function
+        args = [to_spark(a, row) for a in expr.args]
+        if fn.name == "divide" and expr.type_in(row).is_integral:
+            # Flink divides integers to an integer; Spark's / would give a DOUBLE.
+            return F.call_function("div", *args).cast(expr.type_in(row).spark_ddl)
+        if fn.name in _OPS:
+            return _OPS[fn.name](*args)
+        result = F.call_function(fn.spark_name or fn.name, *args)
+        if fn.name in _CAST_RESULT:
+            result = result.cast(expr.type_in(row).spark_ddl)
+        return result
+    if isinstance(expr, InTable | UnresolvedCall):
+        raise ValidationError(f"{expr} should have been resolved before compiling.")
+    raise TypeError(f"cannot compile {type(expr).__name__}")

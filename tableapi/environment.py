@@ -1,0 +1,269 @@
+"""``TableEnvironment``: the catalog, the configuration and the connection to Spark.
+
+Example::
+
+    env = TableEnvironment.create()                      # embedded local server
+    env = TableEnvironment.create(remote="sc://localhost:15002")
+    t = env.from_elements([(1, "Euro", 114)], ["id", "currency", "rate"])
+    t.where(col("rate") > 100).execute().print()
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import itertools
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tableapi import session
+from tableapi.compiler import compile_plan
+from tableapi.descriptor import TableDescriptor
+from tableapi.errors import ValidationError
+from tableapi.expressions import Expression, UnresolvedCall, UserFunction
+from tableapi.plan.nodes import ElementsSource, FileSource, PlanNode, Scan, SparkSource
+from tableapi.result import TableResult
+from tableapi.schema import Schema
+from tableapi.table import Table
+from tableapi.types import DataType, Field, RowType, from_spark, type_of_value
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql.connect.session import SparkSession
+
+MODES = ("batch", "streaming")
+_embedded: session.EmbeddedServer | None = None
+_embedded_lock = threading.Lock()
+_anonymous = itertools.count()
+
+
+class TableConfig:
+    """Flink-style string options: ``env.config.set("table.exec.state.ttl", "1 h")``."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def set(self, key: str, value: object) -> TableConfig:
+        self._values[key] = str(value)
+        return self
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self._values.get(key, default)
+
+    def to_dict(self) -> dict[str, str]:
+        return dict(self._values)
+
+
+class TableEnvironment:
+    """Entry point: defines tables and functions, and runs queries on Spark."""
+
+    def __init__(self, mode: str, remote: str | None, master: str) -> None:
+        if mode not in MODES:
+            raise ValidationError(f"Unknown mode {mode!r}; use one of {list(MODES)}.")
+        self.mode = mode
+        self.config = TableConfig()
+        self._remote = remote
+        self._master = master
+        self._spark: SparkSession | None = None
+        self._tables: dict[str, TableDescriptor | Table] = {}
+        self._functions: dict[str, UserFunction] = {}
+
+    @classmethod
+    def create(cls, mode: str = "batch", remote: str | None = None,
+               master: str = "local[2]") -> TableEnvironment:
+        """A new environment. Without ``remote`` the first query starts an embedded server
+        (``python -m server_ext serve`` on a free port) shared by this process."""
+        return cls(mode, remote, master)
+
+    # -- connection ----------------------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark Connect session (connects, or starts the embedded server, on first use)."""
+        if self._spark is None:
+            url = self._remote or _embedded_server(self._master).url
+            self._spark = session.connect(url)
+        return self._spark
+
+    def close(self) -> None:
+        if self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+    # -- catalog ---------------------------------------------------------------------------------
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        """Register a table backed by files: ``env.create_temporary_table("Orders", d)``."""
+        if not isinstance(descriptor, TableDescriptor):
+            raise ValidationError("create_temporary_table() needs a TableDescriptor (.build()).")
+        self._register(path, descriptor)
+
+    def create_temporary_view(self, path: str, table: Table) -> None:
+        self._register(path, table)
+
+    def _register(self, path: str, obj: TableDescriptor | Table) -> None:
+        if path in self._tables:
+            raise ValidationError(
+                f"Table {path!r} exists already; drop it first with "
+                f"drop_temporary_table({path!r}).")
+        self._tables[path] = obj
+
+    def drop_temporary_table(self, path: str) -> bool:
+        return self._tables.pop(path, None) is not None
+
+    drop_temporary_view = drop_temporary_table
+
+    def list_tables(self) -> list[str]:
+        return sorted(self._tables)
+
+    def from_path(self, path: str) -> Table:
+        entry = self._tables.get(path)
+        if entry is None:
+            raise ValidationError(
+                f"Table {path!r} not found. Registered tables: {self.list_tables()}. "
+                "Register it with create_temporary_table()."
+            )
+        if isinstance(entry, Table):
+            return entry
+        source = FileSource(entry.path, entry.format, entry.reader_options)
+        return Table(Scan(path, source, entry.table_schema), self)
+
+    def descriptor(self, path: str) -> TableDescriptor:
+        entry = self._tables.get(path)
+        if not isinstance(entry, TableDescriptor):
+            raise ValidationError(
+                f"{path!r} is not a table with a connector. Tables: {self.list_tables()}.")
+        return entry
+
+    def from_elements(self, elements: Iterable[Sequence[Any]],
+                      schema: Sequence[str] | str | RowType | Schema | None = None) -> Table:
+        """A table from Python rows. ``schema`` is column names (types inferred), a DDL string
+        such as ``"id BIGINT, name STRING"``, or a Schema."""
+        rows = tuple(tuple(r) for r in elements)
+        row_type = _elements_row_type(rows, schema)
+        for i, r in enumerate(rows):
+            if len(r) != len(row_type):
+                raise ValidationError(
+                    f"Row {i} has {len(r)} values but the schema has {len(row_type)} columns "
+                    f"[{', '.join(row_type.names)}]."
+                )
+        declared: RowType | Schema = schema if isinstance(schema, Schema) else row_type
+        name = f"Values${next(_anonymous)}"
+        return Table(Scan(name, ElementsSource(rows), declared), self)
+
+    def from_spark(self, dataframe: DataFrame, name: str | None = None) -> Table:
+        """Wrap a Spark Connect DataFrame as a table."""
+        row = RowType(tuple(Field(f.name, from_spark(f.dataType).with_nullable(f.nullable))
+                            for f in dataframe.schema.fields))
+        return Table(Scan(name or f"Spark${next(_anonymous)}", SparkSource(dataframe), row),
+                     self)
+
+    def create_temporary_function(self, name: str, function: UserFunction) -> None:
+        """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``."""
+        if not isinstance(function, UserFunction):
+            raise ValidationError(
+                "create_temporary_function() takes udf(python_function, result_type=...).")
+        self._functions[name.lower()] = function
+
+    create_temporary_system_function = create_temporary_function
+
+    def _resolve(self, expr: Expression) -> Expression:
+        """Replace calls of registered functions by their definitions."""
+        def fix(e: Expression) -> Expression | None:
+            if isinstance(e, UnresolvedCall):
+                fn = self._functions.get(e.name.lower())
+                if fn is None:
+                    raise ValidationError(
+                        f"Unknown function {e.name!r}. Registered functions: "
+                        f"{sorted(self._functions)}; register it with "
+                        f"create_temporary_function({e.name!r}, udf(...))."
+                    )
+                return fn(*e.args)
+            return None
+
+        return expr.transform(fix)
+
+    # -- running ---------------------------------------------------------------------------------
+    def _compile(self, plan: PlanNode) -> DataFrame:
+        return compile_plan(plan, self.spark)
+
+    def _execute(self, plan: PlanNode) -> DataFrame:
+        if self.mode == "streaming":
+            raise ValidationError(
+                "Streaming execution is not available yet; create the environment with "
+                "TableEnvironment.create(mode='batch')."
+            )
+        return self._compile(plan)
+
+    def _insert(self, table: Table, path: str, overwrite: bool) -> TableResult:
+        sink = self.descriptor(path)
+        physical = sink.table_schema.physical_row_type
+        source = table.row_type
+        if len(source) != len(physical):
+            raise ValidationError(
+                f"Cannot insert [{', '.join(source.names)}] into {path!r}: the sink's physical "
+                f"columns are [{', '.join(physical.names)}] (computed columns are not "
+                "written). Select exactly those, in that order."
+            )
+        from tableapi.expressions import Column
+
+        projected = table.select(*(
+            Column(s.name).cast(p.type.plain()).alias(p.name)
+            for s, p in zip(source, physical, strict=True)))
+        df = self._execute(projected.optimized().plan)
+        df.write.format(sink.format).mode("overwrite" if overwrite else "append") \
+            .save(sink.path)
+        return TableResult(None, physical)
+
+
+def _embedded_server(master: str) -> session.EmbeddedServer:
+    global _embedded
+    with _embedded_lock:
+        if _embedded is None or _embedded.process.poll() is not None:
+            _embedded = session.EmbeddedServer.start(master=master)
+        return _embedded
+
+
+_PY_TYPES: list[tuple[type, DataType]] = [
+    (bool, DataType("BOOLEAN")), (int, DataType("BIGINT")), (float, DataType("DOUBLE")),
+    (decimal.Decimal, DataType("DECIMAL", (38, 18))), (str, DataType("STRING")),
+    (dt.datetime, DataType("TIMESTAMP", (3,))), (dt.date, DataType("DATE")),
+]
+
+
+def _elements_row_type(rows: tuple[tuple[Any, ...], ...],
+                       schema: Sequence[str] | str | RowType | Schema | None) -> RowType:
+    if isinstance(schema, Schema):
+        if schema.computed_columns:
+            raise ValidationError("from_elements() takes physical columns only.")
+        return schema.physical_row_type
+    if isinstance(schema, RowType):
+        return schema
+    if isinstance(schema, str):
+        fields = []
+        for part in schema.split(","):
+            bits = part.strip().split(None, 1)
+            if len(bits) != 2:
+                raise ValidationError(
+                    f"Cannot read {part.strip()!r} in schema {schema!r}: write 'name TYPE'.")
+            fields.append(Field(bits[0].strip("`"), DataType.parse(bits[1])))
+        return RowType(tuple(fields))
+    width = len(rows[0]) if rows else 0
+    names = list(schema) if schema is not None else [f"f{i}" for i in range(width)]
+    fields = []
+    for i, name in enumerate(names):
+        values = [r[i] for r in rows if i < len(r) and r[i] is not None]
+        if not values:
+            raise ValidationError(
+                f"Cannot infer the type of column {name!r}: it has no non-NULL value. Give a "
+                "schema such as 'id BIGINT, name STRING'."
+            )
+        fields.append(Field(name, _python_type(values[0], name)))
+    return RowType(tuple(fields))
+
+
+def _python_type(value: Any, name: str) -> DataType:
+    for cls, t in _PY_TYPES:
+        if isinstance(value, cls):
+            return t
+    type_of_value(value)  # raises a clear error for unsupported values
+    raise ValidationError(f"Cannot infer a type for column {name!r} from {value!r}.")

@@ -1,0 +1,657 @@
+"""Expression trees: what ``col``, ``lit``, ``call`` and their operators build.
+
+Expressions are immutable. They are typed against a :class:`~tableapi.types.RowType`
+when a table operation receives them, so a bad column or type fails at once.
+
+Example::
+
+    >>> e = (col("amount") * 2 + 1).alias("x")
+    >>> str(e)
+    '((amount * 2) + 1) AS x'
+    >>> str(col("o_rowtime") - lit(5).seconds)
+    "(o_rowtime - INTERVAL '5' SECOND)"
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from tableapi import functions
+from tableapi.errors import ValidationError
+from tableapi.types import BOOLEAN, DataType, RowType, type_of_value
+
+
+class Expression:
+    """Base of all expression nodes; carries the fluent operators (PyFlink names)."""
+
+    # -- tree protocol ---------------------------------------------------------------------
+    def children(self) -> tuple[Expression, ...]:
+        return ()
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return self
+
+    def type_in(self, row: RowType) -> DataType:
+        """The type of this expression over input columns ``row``; raises on bad input."""
+        raise NotImplementedError
+
+    def walk(self) -> Iterator[Expression]:
+        """This node and all below it, parents first."""
+        yield self
+        for child in self.children():
+            yield from child.walk()
+
+    def transform(self, fn: Callable[[Expression], Expression | None]) -> Expression:
+        """Rebuild bottom-up; ``fn`` returns a replacement node or None to keep it."""
+        rebuilt = self.with_children(tuple(c.transform(fn) for c in self.children()))
+        replaced = fn(rebuilt)
+        return rebuilt if replaced is None else replaced
+
+    def column_names(self) -> set[str]:
+        return {e.name for e in self.walk() if isinstance(e, Column)}
+
+    @property
+    def output_name(self) -> str | None:
+        """The column name a projection of this expression gets, if it implies one."""
+        return None
+
+    def key(self) -> tuple[Any, ...]:
+        """A structural identity (``==`` builds an expression, so it cannot be equality)."""
+        return (type(self).__name__, *(c.key() for c in self.children()))
+
+    def same_as(self, other: Expression) -> bool:
+        return self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __bool__(self) -> bool:
+        raise ValidationError(
+            f"An expression has no truth value: {self}. Combine conditions with & | ~ "
+            "instead of and/or/not, and compare columns inside where()/join() predicates."
+        )
+
+    # -- operators -------------------------------------------------------------------------
+    def __add__(self, o: object) -> Expression:
+        return Call("plus", (self, _expr(o)))
+
+    def __radd__(self, o: object) -> Expression:
+        return Call("plus", (_expr(o), self))
+
+    def __sub__(self, o: object) -> Expression:
+        return Call("minus", (self, _expr(o)))
+
+    def __rsub__(self, o: object) -> Expression:
+        return Call("minus", (_expr(o), self))
+
+    def __mul__(self, o: object) -> Expression:
+        return Call("times", (self, _expr(o)))
+
+    def __rmul__(self, o: object) -> Expression:
+        return Call("times", (_expr(o), self))
+
+    def __truediv__(self, o: object) -> Expression:
+        return Call("divide", (self, _expr(o)))
+
+    def __rtruediv__(self, o: object) -> Expression:
+        return Call("divide", (_expr(o), self))
+
+    def __mod__(self, o: object) -> Expression:
+        return Call("mod", (self, _expr(o)))
+
+    def __neg__(self) -> Expression:
+        return Call("negate", (self,))
+
+    def __eq__(self, o: object) -> Expression:  # type: ignore[override]
+        return Call("equals", (self, _expr(o)))
+
+    def __ne__(self, o: object) -> Expression:  # type: ignore[override]
+        return Call("not_equals", (self, _expr(o)))
+
+    def __lt__(self, o: object) -> Expression:
+        return Call("less_than", (self, _expr(o)))
+
+    def __le__(self, o: object) -> Expression:
+        return Call("less_than_or_equal", (self, _expr(o)))
+
+    def __gt__(self, o: object) -> Expression:
+        return Call("greater_than", (self, _expr(o)))
+
+    def __ge__(self, o: object) -> Expression:
+        return Call("greater_than_or_equal", (self, _expr(o)))
+
+    def __and__(self, o: object) -> Expression:
+        return Call("and", (self, _expr(o)))
+
+    def __rand__(self, o: object) -> Expression:
+        return Call("and", (_expr(o), self))
+
+    def __or__(self, o: object) -> Expression:
+        return Call("or", (self, _expr(o)))
+
+    def __ror__(self, o: object) -> Expression:
+        return Call("or", (_expr(o), self))
+
+    def __invert__(self) -> Expression:
+        return Call("not", (self,))
+
+    # -- named methods (PyFlink's Expression API) ---------------------------------------------
+    def alias(self, name: str) -> Expression:
+        """Name the result: ``(col("a") + 1).alias("b")``."""
+        return Alias(self, name)
+
+    def cast(self, data_type: str | DataType) -> Expression:
+        """``col("ts").cast("TIMESTAMP(3)")``."""
+        return Cast(self, DataType.parse(data_type))
+
+    def between(self, lower: object, upper: object) -> Expression:
+        """Inclusive range test: ``col("t").between(col("s") - lit(4).hours, col("s"))``."""
+        return Call("between", (self, _expr(lower), _expr(upper)))
+
+    def not_between(self, lower: object, upper: object) -> Expression:
+        return Call("not_between", (self, _expr(lower), _expr(upper)))
+
+    def in_(self, *values: object) -> Expression:
+        """Membership in literal values, or in a one-column table: ``col("id").in_(t)``."""
+        if len(values) == 1 and hasattr(values[0], "_plan"):
+            return InTable(self, values[0]._plan)  # type: ignore[attr-defined]
+        if not values:
+            raise ValidationError("in_() needs at least one value or a table.")
+        return Call("in", (self, *(_expr(v) for v in values)))
+
+    def like(self, pattern: object) -> Expression:
+        return Call("like", (self, _expr(pattern)))
+
+    def is_not_distinct_from(self, o: object) -> Expression:
+        """Equality that treats two NULLs as equal (join keys that may be NULL)."""
+        return Call("is_not_distinct_from", (self, _expr(o)))
+
+    def is_distinct_from(self, o: object) -> Expression:
+        return Call("is_distinct_from", (self, _expr(o)))
+
+    def substring(self, begin: object, length: object | None = None) -> Expression:
+        args = (self, _expr(begin)) + (() if length is None else (_expr(length),))
+        return Call("substring", args)
+
+    def trim(self) -> Expression:
+        return Call("trim", (self,))
+
+    def round(self, places: int = 0) -> Expression:
+        return Call("round", (self, _expr(places)))
+
+    def power(self, exponent: object) -> Expression:
+        return Call("power", (self, _expr(exponent)))
+
+    def date_format(self, pattern: str) -> Expression:
+        return Call("date_format", (self, _expr(pattern)))
+
+    @property
+    def is_null(self) -> Expression:
+        return Call("is_null", (self,))
+
+    @property
+    def is_not_null(self) -> Expression:
+        return Call("is_not_null", (self,))
+
+    @property
+    def upper_case(self) -> Expression:
+        return Call("upper", (self,))
+
+    @property
+    def lower_case(self) -> Expression:
+        return Call("lower", (self,))
+
+    @property
+    def char_length(self) -> Expression:
+        return Call("char_length", (self,))
+
+    @property
+    def abs(self) -> Expression:
+        return Call("abs", (self,))
+
+    @property
+    def floor(self) -> Expression:
+        return Call("floor", (self,))
+
+    @property
+    def ceil(self) -> Expression:
+        return Call("ceil", (self,))
+
+    @property
+    def asc(self) -> Expression:
+        return Call("asc", (self,))
+
+    @property
+    def desc(self) -> Expression:
+        return Call("desc", (self,))
+
+    # aggregates
+    @property
+    def sum(self) -> Expression:
+        return Call("sum", (self,))
+
+    @property
+    def count(self) -> Expression:
+        return Call("count", (self,))
+
+    @property
+    def avg(self) -> Expression:
+        return Call("avg", (self,))
+
+    @property
+    def min(self) -> Expression:
+        return Call("min", (self,))
+
+    @property
+    def max(self) -> Expression:
+        return Call("max", (self,))
+
+    # interval literals: lit(4).hours
+    def _interval(self, unit: str) -> Expression:
+        if not (isinstance(self, Literal) and isinstance(self.value, int | float)
+                and not isinstance(self.value, bool)):
+            raise ValidationError(
+                f".{unit} makes an interval from a number literal, as in lit(4).{unit}; "
+                f"got {self}."
+            )
+        return Literal(dt.timedelta(**{unit: self.value}), DataType("INTERVAL", (), False))
+
+    @property
+    def days(self) -> Expression:
+        return self._interval("days")
+
+    @property
+    def hours(self) -> Expression:
+        return self._interval("hours")
+
+    @property
+    def minutes(self) -> Expression:
+        return self._interval("minutes")
+
+    @property
+    def seconds(self) -> Expression:
+        return self._interval("seconds")
+
+    @property
+    def millis(self) -> Expression:
+        return self._interval("milliseconds")
+
+    # singular spellings as in PyFlink (lit(1).hour)
+    day = days
+    hour = hours
+    minute = minutes
+    second = seconds
+    milli = millis
+
+
+@attrs.frozen(eq=False, repr=False)
+class Column(Expression):
+    """A reference to an input column by name."""
+
+    name: str
+
+    def type_in(self, row: RowType) -> DataType:
+        return row.field(self.name).type
+
+    @property
+    def output_name(self) -> str | None:
+        return self.name
+
+    def key(self) -> tuple[Any, ...]:
+        return ("Column", self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"col({self.name!r})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Literal(Expression):
+    """A constant; intervals are ``datetime.timedelta`` values of type INTERVAL."""
+
+    value: Any
+    type: DataType
+
+    def type_in(self, row: RowType) -> DataType:
+        return self.type
+
+    def key(self) -> tuple[Any, ...]:
+        return ("Literal", repr(self.value), str(self.type))
+
+    def __str__(self) -> str:
+        if isinstance(self.value, dt.timedelta):
+            return _interval_sql(self.value)
+        if self.value is None:
+            return "NULL"
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if isinstance(self.value, bool):
+            return str(self.value).upper()
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return f"lit({self.value!r})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Call(Expression):
+    """A built-in function or operator applied to arguments."""
+
+    name: str
+    args: tuple[Expression, ...]
+
+    def __attrs_post_init__(self) -> None:
+        functions.lookup(self.name)  # unknown names fail at once
+
+    @property
+    def function(self) -> functions.FunctionDef:
+        return functions.lookup(self.name)
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return Call(self.name, children)
+
+    def type_in(self, row: RowType) -> DataType:
+        fn = self.function
+        if fn.aggregate:
+            nested = [e for a in self.args for e in a.walk() if is_aggregate(e)]
+            if nested:
+                raise ValidationError(f"Aggregate {self} contains another aggregate {nested[0]}.")
+        return fn.result_type([a.type_in(row) for a in self.args])
+
+    @property
+    def output_name(self) -> str | None:
+        if self.name in ("asc", "desc"):
+            return self.args[0].output_name
+        return None
+
+    def key(self) -> tuple[Any, ...]:
+        return ("Call", self.function.name, *(a.key() for a in self.args))
+
+    def __str__(self) -> str:
+        fn = self.function
+        a = self.args
+        if fn.infix and len(a) == 2:
+            return f"({a[0]} {fn.infix} {a[1]})"
+        if fn.name in ("between", "not_between"):
+            word = "BETWEEN" if fn.name == "between" else "NOT BETWEEN"
+            return f"({a[0]} {word} {a[1]} AND {a[2]})"
+        if fn.name == "in":
+            return f"({a[0]} IN ({', '.join(map(str, a[1:]))}))"
+        if fn.name in ("is_null", "is_not_null"):
+            return f"({a[0]} {'IS NULL' if fn.name == 'is_null' else 'IS NOT NULL'})"
+        if fn.name in ("asc", "desc"):
+            return f"{a[0]} {fn.name.upper()}"
+        if fn.name == "negate":
+            return f"-({a[0]})"
+        if fn.name == "not":
+            return f"NOT({a[0]})"
+        if fn.name == "if":
+            return f"IF({a[0]}, {a[1]}, {a[2]})"
+        return f"{fn.name.upper()}({', '.join(map(str, a))})"
+
+    def __repr__(self) -> str:
+        return f"call({self.name!r}, {', '.join(map(repr, self.args))})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Cast(Expression):
+    """``CAST(expr AS type)``; a cast drops a time attribute's mark, as in Flink."""
+
+    expr: Expression
+    to: DataType
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.expr,)
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return Cast(children[0], self.to)
+
+    def type_in(self, row: RowType) -> DataType:
+        source = self.expr.type_in(row)
+        return self.to.with_nullable(source.nullable and self.to.nullable)
+
+    @property
+    def output_name(self) -> str | None:
+        return None
+
+    def key(self) -> tuple[Any, ...]:
+        return ("Cast", str(self.to), self.expr.key())
+
+    def __str__(self) -> str:
+        return f"CAST({self.expr} AS {self.to})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class Alias(Expression):
+    """``expr AS name``."""
+
+    expr: Expression
+    name: str
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValidationError(f"alias() needs a non-empty column name, got {self.name!r}.")
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.expr,)
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return Alias(children[0], self.name)
+
+    def type_in(self, row: RowType) -> DataType:
+        return self.expr.type_in(row)
+
+    @property
+    def output_name(self) -> str | None:
+        return self.name
+
+    def key(self) -> tuple[Any, ...]:
+        return ("Alias", self.name, self.expr.key())
+
+    def __str__(self) -> str:
+        return f"{self.expr} AS {self.name}"
+
+
+@attrs.frozen(eq=False, repr=False)
+class UserFunction:
+    """A Python scalar function usable in expressions (a Spark Python UDF on the server).
+
+    Example::
+
+        >>> plus_one = udf(lambda x: x + 1, result_type="BIGINT", name="plus_one")
+    """
+
+    func: Callable[..., Any]
+    result_type: DataType
+    name: str
+    deterministic: bool = True
+
+    def __call__(self, *args: object) -> Expression:
+        return UserCall(self, tuple(_expr(a) for a in args))
+
+
+def udf(
+    func: Callable[..., Any], result_type: str | DataType, name: str | None = None,
+    deterministic: bool = True,
+) -> UserFunction:
+    """Wrap a Python function as a scalar function: ``udf(f, result_type="INT")``."""
+    return UserFunction(func, DataType.parse(result_type), name or func.__name__, deterministic)
+
+
+@attrs.frozen(eq=False, repr=False)
+class UserCall(Expression):
+    """A call of a :class:`UserFunction`."""
+
+    function: UserFunction
+    args: tuple[Expression, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return UserCall(self.function, children)
+
+    def type_in(self, row: RowType) -> DataType:
+        for a in self.args:
+            a.type_in(row)
+        return self.function.result_type
+
+    def key(self) -> tuple[Any, ...]:
+        return ("UserCall", self.function.name, id(self.function.func),
+                *(a.key() for a in self.args))
+
+    def __str__(self) -> str:
+        return f"{self.function.name}({', '.join(map(str, self.args))})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class UnresolvedCall(Expression):
+    """``call(name, ...)`` of a name that is not built in: resolved against the catalog."""
+
+    name: str
+    args: tuple[Expression, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return UnresolvedCall(self.name, children)
+
+    def type_in(self, row: RowType) -> DataType:
+        raise ValidationError(
+            f"Unknown function {self.name!r}. Register it first with "
+            f"env.create_temporary_function({self.name!r}, udf(...)), or use a built-in."
+        )
+
+    def key(self) -> tuple[Any, ...]:
+        return ("UnresolvedCall", self.name, *(a.key() for a in self.args))
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.args))})"
+
+
+@attrs.frozen(eq=False, repr=False)
+class InTable(Expression):
+    """``expr IN (SELECT c FROM table)``: becomes a semi join when the plan is built."""
+
+    expr: Expression
+    query: Any  # a logical plan node of a one-column table
+
+    def children(self) -> tuple[Expression, ...]:
+        return (self.expr,)
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return InTable(children[0], self.query)
+
+    def type_in(self, row: RowType) -> DataType:
+        self.expr.type_in(row)
+        return BOOLEAN
+
+    def key(self) -> tuple[Any, ...]:
+        return ("InTable", id(self.query), self.expr.key())
+
+    def __str__(self) -> str:
+        return f"({self.expr} IN <table {', '.join(self.query.row_type.names)}>)"
+
+
+# -- constructors -------------------------------------------------------------------------------
+def col(name: str) -> Expression:
+    """A column reference: ``col("amount")``."""
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"col() needs a column name, got {name!r}.")
+    return Column(name)
+
+
+def lit(value: object, data_type: str | DataType | None = None) -> Expression:
+    """A literal: ``lit(4)``, ``lit("Euro")``, ``lit(4).hours``, ``lit(None, "INT")``."""
+    if isinstance(value, Expression):
+        return value
+    t = DataType.parse(data_type) if data_type is not None else type_of_value(value)
+    return Literal(value, t)
+
+
+def call(name: str | UserFunction, *args: object) -> Expression:
+    """Call a built-in or registered function by name: ``call("UPPER", col("name"))``."""
+    if isinstance(name, UserFunction):
+        return name(*args)
+    exprs = tuple(_expr(a) for a in args)
+    if functions.is_function(name):
+        return Call(functions.lookup(name).name, exprs)
+    return UnresolvedCall(name, exprs)
+
+
+def if_then_else(condition: object, if_true: object, if_false: object) -> Expression:
+    """``IF(condition, if_true, if_false)``."""
+    return Call("if", (_expr(condition), _expr(if_true), _expr(if_false)))
+
+
+def coalesce(*args: object) -> Expression:
+    return Call("coalesce", tuple(_expr(a) for a in args))
+
+
+def concat(*args: object) -> Expression:
+    return Call("concat", tuple(_expr(a) for a in args))
+
+
+def and_(*conditions: object) -> Expression:
+    """All of the conditions (True when none)."""
+    exprs = [_expr(c) for c in conditions]
+    if not exprs:
+        return lit(True)
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = Call("and", (out, e))
+    return out
+
+
+def _expr(value: object) -> Expression:
+    """Expressions pass through; Python values become literals; strings are literals too."""
+    if isinstance(value, Expression):
+        return value
+    return lit(value)
+
+
+def to_expression(value: object) -> Expression:
+    """Accept an expression or a column name (as table operations do)."""
+    if isinstance(value, Expression):
+        return value
+    if isinstance(value, str):
+        return Column(value)
+    raise ValidationError(f"Expected an expression such as col('x'), got {value!r}.")
+
+
+def is_aggregate(e: Expression) -> bool:
+    return isinstance(e, Call) and e.function.aggregate
+
+
+def contains_aggregate(e: Expression) -> bool:
+    return any(is_aggregate(x) for x in e.walk())
+
+
+def conjuncts(e: Expression) -> list[Expression]:
+    """Split ``a AND b AND c`` into ``[a, b, c]``."""
+    if isinstance(e, Call) and e.name == "and":
+        return [x for a in e.args for x in conjuncts(a)]
+    return [e]
+
+
+def strip_alias(e: Expression) -> Expression:
+    return e.expr if isinstance(e, Alias) else e
+
+
+def _interval_sql(delta: dt.timedelta) -> str:
+    total_ms = int(delta.total_seconds() * 1000)
+    for unit, ms in (("DAY", 86_400_000), ("HOUR", 3_600_000), ("MINUTE", 60_000),
+                     ("SECOND", 1000)):
+        if total_ms % ms == 0:
+            return f"INTERVAL '{total_ms // ms}' {unit}"
+    return f"INTERVAL '{total_ms / 1000}' SECOND"

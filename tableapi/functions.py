@@ -1,0 +1,335 @@
+"""The built-in functions: names, arity, result types and how explain() shows them.
+
+One registry serves the fluent API (``col("a").upper_case``), ``call("UPPER", ...)`` and
+SQL-string expressions. The compiler maps each name to Spark (``compiler/functions.py``).
+
+Example::
+
+    >>> lookup("upper").result_type([STRING])
+    DataType('STRING')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from tableapi.errors import ValidationError
+from tableapi.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    STRING,
+    TIMESTAMP_3,
+    TIMESTAMP_LTZ_3,
+    DataType,
+    TimeKind,
+    common_type,
+)
+
+TypeRule = Callable[[str, Sequence[DataType]], DataType]
+
+
+@attrs.frozen
+class FunctionDef:
+    """A built-in function or operator."""
+
+    name: str  # canonical lower-case name used in expression trees
+    rule: TypeRule = attrs.field(repr=False)
+    min_args: int = 1
+    max_args: int | None = 1  # None: any number
+    infix: str | None = None  # shown as ``(a <infix> b)`` by explain()
+    aggregate: bool = False
+    spark_name: str | None = None  # Spark SQL function, when it differs from ``name``
+
+    def result_type(self, arg_types: Sequence[DataType]) -> DataType:
+        if len(arg_types) < self.min_args or (
+            self.max_args is not None and len(arg_types) > self.max_args
+        ):
+            want = (
+                f"{self.min_args}" if self.min_args == self.max_args
+                else f"{self.min_args} or more" if self.max_args is None
+                else f"{self.min_args} to {self.max_args}"
+            )
+            raise ValidationError(
+                f"{self.name.upper()} takes {want} argument(s), got {len(arg_types)}."
+            )
+        return self.rule(self.name, arg_types)
+
+
+def _nullable(types: Sequence[DataType]) -> bool:
+    return any(t.nullable for t in types)
+
+
+def _fail(name: str, types: Sequence[DataType], want: str) -> ValidationError:
+    got = ", ".join(str(t) for t in types)
+    return ValidationError(f"{name.upper()} needs {want}; got ({got}).")
+
+
+def _arith(name: str, types: Sequence[DataType]) -> DataType:
+    left, right = types
+    if name in ("plus", "minus") and left.is_timestamp and right.name == "INTERVAL":
+        return left.plain().with_nullable(_nullable(types))
+    if name == "plus" and left.name == "INTERVAL" and right.is_timestamp:
+        return right.plain().with_nullable(_nullable(types))
+    if left.name == right.name == "INTERVAL" and name in ("plus", "minus"):
+        return left
+    wide = common_type(left, right)
+    if wide is None or not wide.is_numeric:
+        raise _fail(name, types, "numeric operands (or a timestamp and an interval)")
+    if name == "divide" and not wide.is_integral and wide.name != "DECIMAL":
+        return DOUBLE.with_nullable(wide.nullable)
+    return wide
+
+
+def _mod(name: str, types: Sequence[DataType]) -> DataType:
+    if not all(t.is_integral for t in types):
+        raise _fail(name, types, "integer operands")
+    return _arith("plus", types)
+
+
+def _negate(name: str, types: Sequence[DataType]) -> DataType:
+    if not (types[0].is_numeric or types[0].name == "INTERVAL"):
+        raise _fail(name, types, "a numeric operand")
+    return types[0].plain()
+
+
+def _compare(name: str, types: Sequence[DataType]) -> DataType:
+    wide = types[0]
+    for other in types[1:]:
+        next_wide = common_type(wide, other)
+        if next_wide is None:
+            raise _fail(name, types, "operands of comparable types (cast one side)")
+        wide = next_wide
+    return BOOLEAN.with_nullable(_nullable(types) and name not in _NULL_SAFE)
+
+
+_NULL_SAFE = {"is_not_distinct_from", "is_distinct_from"}
+
+
+def _logical(name: str, types: Sequence[DataType]) -> DataType:
+    if not all(t.name in ("BOOLEAN", "NULL") for t in types):
+        raise _fail(name, types, "BOOLEAN operands")
+    return BOOLEAN.with_nullable(_nullable(types))
+
+
+def _null_check(name: str, types: Sequence[DataType]) -> DataType:
+    return BOOLEAN.with_nullable(False)
+
+
+def _like(name: str, types: Sequence[DataType]) -> DataType:
+    if not all(t.is_string or t.name == "NULL" for t in types):
+        raise _fail(name, types, "STRING operands")
+    return BOOLEAN.with_nullable(_nullable(types))
+
+
+def _if(name: str, types: Sequence[DataType]) -> DataType:
+    if types[0].name not in ("BOOLEAN", "NULL"):
+        raise _fail(name, types, "a BOOLEAN condition first")
+    wide = common_type(types[1], types[2])
+    if wide is None:
+        raise _fail(name, types, "branches of a common type (cast one branch)")
+    return wide
+
+
+def _coalesce(name: str, types: Sequence[DataType]) -> DataType:
+    wide = types[0]
+    for other in types[1:]:
+        next_wide = common_type(wide, other)
+        if next_wide is None:
+            raise _fail(name, types, "arguments of a common type")
+        wide = next_wide
+    return wide.with_nullable(all(t.nullable for t in types))
+
+
+def _same_as_first(name: str, types: Sequence[DataType]) -> DataType:
+    return types[0].plain()
+
+
+def _string_result(name: str, types: Sequence[DataType]) -> DataType:
+    if not (types[0].is_string or types[0].name == "NULL"):
+        raise _fail(name, types, "a STRING first argument (cast it)")
+    return STRING.with_nullable(_nullable(types))
+
+
+def _any_to_string(name: str, types: Sequence[DataType]) -> DataType:
+    return STRING.with_nullable(_nullable(types))
+
+
+def _to_int(name: str, types: Sequence[DataType]) -> DataType:
+    return INT.with_nullable(_nullable(types))
+
+
+def _to_bigint(name: str, types: Sequence[DataType]) -> DataType:
+    return BIGINT.with_nullable(_nullable(types))
+
+
+def _numeric_same(name: str, types: Sequence[DataType]) -> DataType:
+    if not types[0].is_numeric:
+        raise _fail(name, types, "a numeric argument")
+    return types[0].plain().with_nullable(_nullable(types))
+
+
+def _to_double(name: str, types: Sequence[DataType]) -> DataType:
+    if not all(t.is_numeric for t in types):
+        raise _fail(name, types, "numeric arguments")
+    return DOUBLE.with_nullable(_nullable(types))
+
+
+def _time_field(name: str, types: Sequence[DataType]) -> DataType:
+    if not (types[0].is_timestamp or types[0].name == "DATE"):
+        raise _fail(name, types, "a DATE or TIMESTAMP argument")
+    return BIGINT.with_nullable(_nullable(types))
+
+
+def _fixed(result: DataType) -> TypeRule:
+    return lambda name, types: result
+
+
+def _proctime(name: str, types: Sequence[DataType]) -> DataType:
+    return TIMESTAMP_LTZ_3.with_nullable(False).with_time_kind(TimeKind.PROCTIME)
+
+
+def _sum(name: str, types: Sequence[DataType]) -> DataType:
+    arg = types[0]
+    if not arg.is_numeric:
+        raise _fail(name, types, "a numeric argument")
+    if arg.is_integral:
+        return BIGINT
+    if arg.name == "DECIMAL":
+        return DataType("DECIMAL", (38, arg.params[1]))
+    return DOUBLE
+
+
+def _avg(name: str, types: Sequence[DataType]) -> DataType:
+    if not types[0].is_numeric:
+        raise _fail(name, types, "a numeric argument")
+    return types[0] if types[0].name == "DECIMAL" else DOUBLE
+
+
+def _min_max(name: str, types: Sequence[DataType]) -> DataType:
+    return types[0].plain().with_nullable(True)
+
+
+def _count(name: str, types: Sequence[DataType]) -> DataType:
+    return BIGINT.with_nullable(False)
+
+
+def _sort(name: str, types: Sequence[DataType]) -> DataType:
+    return types[0]
+
+
+_DEFS = [
+    # operators
+    FunctionDef("plus", _arith, 2, 2, infix="+"),
+    FunctionDef("minus", _arith, 2, 2, infix="-"),
+    FunctionDef("times", _arith, 2, 2, infix="*"),
+    FunctionDef("divide", _arith, 2, 2, infix="/"),
+    FunctionDef("mod", _mod, 2, 2, infix="%"),
+    FunctionDef("negate", _negate),
+    FunctionDef("equals", _compare, 2, 2, infix="="),
+    FunctionDef("not_equals", _compare, 2, 2, infix="<>"),
+    FunctionDef("less_than", _compare, 2, 2, infix="<"),
+    FunctionDef("less_than_or_equal", _compare, 2, 2, infix="<="),
+    FunctionDef("greater_than", _compare, 2, 2, infix=">"),
+    FunctionDef("greater_than_or_equal", _compare, 2, 2, infix=">="),
+    FunctionDef("is_not_distinct_from", _compare, 2, 2, infix="IS NOT DISTINCT FROM"),
+    FunctionDef("is_distinct_from", _compare, 2, 2, infix="IS DISTINCT FROM"),
+    FunctionDef("between", _compare, 3, 3),
+    FunctionDef("not_between", _compare, 3, 3),
+    FunctionDef("in", _compare, 2, None),
+    FunctionDef("and", _logical, 2, 2, infix="AND"),
+    FunctionDef("or", _logical, 2, 2, infix="OR"),
+    FunctionDef("not", _logical),
+    FunctionDef("is_null", _null_check),
+    FunctionDef("is_not_null", _null_check),
+    FunctionDef("like", _like, 2, 2, infix="LIKE"),
+    FunctionDef("if", _if, 3, 3),
+    FunctionDef("coalesce", _coalesce, 1, None),
+    FunctionDef("asc", _sort),
+    FunctionDef("desc", _sort),
+    # strings
+    FunctionDef("upper", _string_result),
+    FunctionDef("lower", _string_result),
+    FunctionDef("initcap", _string_result),
+    FunctionDef("trim", _string_result),
+    FunctionDef("ltrim", _string_result),
+    FunctionDef("rtrim", _string_result),
+    FunctionDef("char_length", _to_int),
+    FunctionDef("substring", _string_result, 2, 3),
+    FunctionDef("replace", _string_result, 3, 3),
+    FunctionDef("lpad", _string_result, 3, 3),
+    FunctionDef("rpad", _string_result, 3, 3),
+    FunctionDef("regexp_extract", _string_result, 2, 3),
+    FunctionDef("concat", _any_to_string, 1, None),
+    FunctionDef("concat_ws", _any_to_string, 2, None),
+    # numbers
+    FunctionDef("abs", _numeric_same),
+    FunctionDef("round", _numeric_same, 1, 2),
+    FunctionDef("floor", _numeric_same),
+    FunctionDef("ceil", _numeric_same),
+    FunctionDef("power", _to_double, 2, 2),
+    FunctionDef("sqrt", _to_double),
+    FunctionDef("exp", _to_double),
+    FunctionDef("ln", _to_double),
+    FunctionDef("log10", _to_double),
+    FunctionDef("sign", _numeric_same),
+    # time
+    FunctionDef("proctime", _proctime, 0, 0, spark_name="current_timestamp"),
+    FunctionDef("current_timestamp", _fixed(TIMESTAMP_LTZ_3.with_nullable(False)), 0, 0),
+    FunctionDef("now", _fixed(TIMESTAMP_LTZ_3.with_nullable(False)), 0, 0),
+    FunctionDef("current_date", _fixed(DATE.with_nullable(False)), 0, 0),
+    FunctionDef("to_timestamp", _fixed(TIMESTAMP_3), 1, 2),
+    FunctionDef("to_date", _fixed(DATE), 1, 2),
+    FunctionDef("date_format", _any_to_string, 2, 2),
+    FunctionDef("year", _time_field),
+    FunctionDef("quarter", _time_field),
+    FunctionDef("month", _time_field),
+    FunctionDef("dayofmonth", _time_field),
+    FunctionDef("hour", _time_field),
+    FunctionDef("minute", _time_field),
+    FunctionDef("second", _time_field),
+    FunctionDef("unix_timestamp", _to_bigint, 0, 2),
+    # aggregates
+    FunctionDef("sum", _sum, aggregate=True),
+    FunctionDef("count", _count, 0, 1, aggregate=True),
+    FunctionDef("avg", _avg, aggregate=True),
+    FunctionDef("min", _min_max, aggregate=True),
+    FunctionDef("max", _min_max, aggregate=True),
+]
+
+FUNCTIONS: dict[str, FunctionDef] = {f.name: f for f in _DEFS}
+# Other spellings accepted by call() and SQL strings.
+_SYNONYMS = {
+    "+": "plus", "-": "minus", "*": "times", "/": "divide", "%": "mod",
+    "=": "equals", "==": "equals", "<>": "not_equals", "!=": "not_equals",
+    "<": "less_than", "<=": "less_than_or_equal", ">": "greater_than",
+    ">=": "greater_than_or_equal", "ceiling": "ceil", "pow": "power",
+    "character_length": "char_length", "length": "char_length", "substr": "substring",
+    "day": "dayofmonth", "if_then_else": "if", "localtimestamp": "current_timestamp",
+    "upper_case": "upper", "lower_case": "lower", "average": "avg", "mean": "avg",
+}
+
+
+def lookup(name: str) -> FunctionDef:
+    """The function of that name (case-insensitive); a clear error if there is none."""
+    key = name.lower()
+    key = _SYNONYMS.get(key, key)
+    if key not in FUNCTIONS:
+        public = sorted(n for n in FUNCTIONS if FUNCTIONS[n].infix is None)
+        raise ValidationError(
+            f"Unknown function {name!r}. Built-in functions: {', '.join(public)}. "
+            "Register your own with env.create_temporary_function(name, udf(...))."
+        )
+    return FUNCTIONS[key]
+
+
+def is_function(name: str) -> bool:
+    key = name.lower()
+    return _SYNONYMS.get(key, key) in FUNCTIONS
+
+
+__all__ = ["FUNCTIONS", "TIMESTAMP_3", "FunctionDef", "is_function", "lookup"]

@@ -1,0 +1,1 @@
+"""The logical plan: immutable nodes that derive their row types and validate their input."""

@@ -1,0 +1,134 @@
+"""Flink-style plan text for ``Table.explain()``.
+
+Example output::
+
+    Join(joinType=[InnerJoin], where=[(product_id = id)], select=[order_id, product_id, id],
+         leftInputSpec=[NoUniqueKey], rightInputSpec=[JoinKeyContainsUniqueKey])
+    :- TableSourceScan(table=[[default_catalog, default_database, Orders]], fields=[...])
+    +- TableSourceScan(table=[[default_catalog, default_database, Product]], fields=[...])
+"""
+
+from __future__ import annotations
+
+from tableapi.plan.nodes import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Limit,
+    PlanNode,
+    Project,
+    QueryHints,
+    Scan,
+    Sort,
+    Union,
+)
+
+
+def input_spec(node: PlanNode, join_keys: tuple[str, ...]) -> str:
+    """Flink's JoinInputSideSpec, chosen from the input's unique keys and the join keys."""
+    keys = node.unique_keys
+    if any(key and set(key) <= set(join_keys) for key in keys):
+        return "JoinKeyContainsUniqueKey"
+    if keys:
+        return "HasUniqueKey"
+    return "NoUniqueKey"
+
+
+def _table(name: str) -> str:
+    return f"table=[[default_catalog, default_database, {name}]]"
+
+
+def _list(items: object) -> str:
+    return "[" + ", ".join(str(i) for i in items) + "]"  # type: ignore[attr-defined]
+
+
+def _logical(node: PlanNode) -> str:
+    if isinstance(node, Scan):
+        return f"LogicalTableScan({_table(node.table_name)})"
+    if isinstance(node, Project):
+        cols = ", ".join(f"{n}=[{e}]" for e, n in zip(node.exprs, node.names, strict=True))
+        return f"LogicalProject({cols})"
+    if isinstance(node, Filter):
+        return f"LogicalFilter(condition=[{node.condition}])"
+    if isinstance(node, Aggregate):
+        aggs = "".join(f", {n}=[{a}]" for n, a in node.aggs)
+        return f"LogicalAggregate(group=[{{{', '.join(node.group_keys)}}}]{aggs})"
+    if isinstance(node, Join):
+        cond = "true" if node.condition is None else node.condition
+        return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.spark_how}])"
+    if isinstance(node, Distinct):
+        return f"LogicalAggregate(group=[{{{', '.join(node.row_type.names)}}}])"
+    if isinstance(node, Sort):
+        return f"LogicalSort(sort=[{', '.join(map(str, node.keys))}])"
+    if isinstance(node, Limit):
+        return f"LogicalSort(offset=[{node.offset}], fetch=[{node.fetch}])"
+    if isinstance(node, Union):
+        return f"LogicalUnion(all=[{str(not node.distinct).lower()}])"
+    if isinstance(node, QueryHints):
+        return f"LogicalHints(hints=[{', '.join(map(str, node.hints))}])"
+    return type(node).__name__
+
+
+def _optimized(node: PlanNode) -> str:
+    names = _list(node.row_type.names)
+    if isinstance(node, Scan):
+        return f"TableSourceScan({_table(node.table_name)}, fields={names})"
+    if isinstance(node, Project):
+        cols = [str(e) if getattr(e, "name", None) == n else f"{e} AS {n}"
+                for e, n in zip(node.exprs, node.names, strict=True)]
+        return f"Calc(select={_list(cols)})"
+    if isinstance(node, Filter):
+        return f"Calc(select={names}, where=[{node.condition}])"
+    if isinstance(node, Aggregate):
+        sel = list(node.group_keys) + [f"{a} AS {n}" for n, a in node.aggs]
+        return f"GroupAggregate(groupBy={_list(node.group_keys)}, select={_list(sel)})"
+    if isinstance(node, Join):
+        return _join(node)
+    if isinstance(node, Distinct):
+        return f"GroupAggregate(groupBy={names}, select={names})"
+    if isinstance(node, Sort):
+        return f"Sort(orderBy={_list(node.keys)})"
+    if isinstance(node, Limit):
+        return f"Limit(offset=[{node.offset}], fetch=[{node.fetch}])"
+    if isinstance(node, Union):
+        return f"Union(all=[{str(not node.distinct).lower()}], union={names})"
+    return _logical(node)
+
+
+def _join(node: Join) -> str:
+    keys = node.equi_keys or ()
+    where = node.condition if node.condition is not None else "true"
+    parts = [f"joinType=[{node.kind.value}]", f"where=[{where}]",
+             f"select={_list(node.row_type.names)}"]
+    if keys:
+        left_keys = tuple(k.left for k in keys)
+        right_keys = tuple(k.right for k in keys)
+        parts.append(f"leftKeys={_list(left_keys)}, rightKeys={_list(right_keys)}")
+        parts.append(f"leftInputSpec=[{input_spec(node.left, left_keys)}]")
+        parts.append(f"rightInputSpec=[{input_spec(node.right, right_keys)}]")
+    else:
+        parts.append("equiKeys=[] (no equi key: a single partition joins all rows)")
+    if node.residual is not None and keys:
+        parts.append(f"nonEquiCondition=[{node.residual}]")
+    if node.hints:
+        parts.append("hints=[" + ", ".join(f"[{h.name} {side}:{h.tables[0]}]"
+                                           for h, side in node.hints) + "]")
+    return f"Join({', '.join(parts)})"
+
+
+def render(node: PlanNode, optimized: bool) -> str:
+    """The plan as an indented tree, Flink's ``:-`` / ``+-`` style."""
+    lines: list[str] = []
+    describe = _optimized if optimized else _logical
+
+    def visit(n: PlanNode, prefix: str, child_prefix: str) -> None:
+        lines.append(prefix + describe(n))
+        inputs = n.inputs
+        for i, child in enumerate(inputs):
+            last = i == len(inputs) - 1
+            visit(child, child_prefix + ("+- " if last else ":- "),
+                  child_prefix + ("   " if last else ":  "))
+
+    visit(node, "", "")
+    return "\n".join(lines)

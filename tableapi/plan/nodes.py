@@ -1,0 +1,473 @@
+"""Logical plan nodes: small, immutable, each deriving its row type and validating its input.
+
+A node is built by the API layer and rewritten by the rules in ``tableapi.rules``; the
+compiler turns the optimized tree into a Spark Connect DataFrame.
+
+Example::
+
+    >>> scan = Scan("T", ElementsSource(((1, "a"),)), RowType.of(("id", INT), ("s", STRING)))
+    >>> Filter(scan, col("id") > 0).row_type.names
+    ('id', 's')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import Enum
+from typing import Any
+
+import attrs
+
+from tableapi.errors import ValidationError
+from tableapi.expressions import (
+    Column,
+    Expression,
+    contains_aggregate,
+    is_aggregate,
+)
+from tableapi.schema import Schema
+from tableapi.types import Field, RowType
+
+
+def _set(obj: object, name: str, value: object) -> None:
+    object.__setattr__(obj, name, value)
+
+
+class PlanNode:
+    """Base of plan nodes. Subclasses set ``row_type`` in ``__attrs_post_init__``."""
+
+    row_type: RowType
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return ()
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return self
+
+    def walk(self) -> Iterator[PlanNode]:
+        yield self
+        for i in self.inputs:
+            yield from i.walk()
+
+    def transform_up(self, fn: Any) -> PlanNode:
+        """Rebuild bottom-up; ``fn(node)`` returns a replacement or None to keep the node."""
+        inputs = tuple(i.transform_up(fn) for i in self.inputs)
+        node = self if all(a is b for a, b in zip(inputs, self.inputs, strict=True)) \
+            else self.with_inputs(inputs)
+        replaced = fn(node)
+        return node if replaced is None else replaced
+
+    def table_names(self) -> set[str]:
+        """The catalog tables this subtree reads."""
+        return {n.table_name for n in self.walk() if isinstance(n, Scan)}
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        """Column sets that are unique in this node's output (Flink's upsert keys)."""
+        return ()
+
+    def _check_expr(self, e: Expression, row: RowType, where: str) -> Any:
+        """Type an expression against ``row``, naming ``where`` in errors."""
+        for c in e.column_names():
+            if c not in row:
+                row.field(c, where)
+        return e.type_in(row)
+
+
+# -- sources ------------------------------------------------------------------------------------
+@attrs.frozen(eq=False)
+class FileSource:
+    """Files under ``path`` in ``format`` (json, csv, parquet), read with Spark's readers."""
+
+    path: str
+    format: str
+    options: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        return f"filesystem, path={self.path}, format={self.format}"
+
+
+@attrs.frozen(eq=False)
+class ElementsSource:
+    """Rows given inline (``env.from_elements``)."""
+
+    rows: tuple[tuple[Any, ...], ...]
+
+    def __str__(self) -> str:
+        return f"values, {len(self.rows)} rows"
+
+
+@attrs.frozen(eq=False)
+class SparkSource:
+    """A Spark Connect DataFrame handed in by the user (``env.from_spark``)."""
+
+    dataframe: Any
+
+    def __str__(self) -> str:
+        return "spark dataframe"
+
+
+Source = FileSource | ElementsSource | SparkSource
+
+
+@attrs.frozen(eq=False)
+class Scan(PlanNode):
+    """Reads a table. Before the computed-column rule it shows every column of the schema;
+    after it (``physical_only``) just the physical ones, with a projection above."""
+
+    table_name: str
+    source: Source
+    declared: RowType | Schema
+    physical_only: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.declared, Schema):
+            row = self.declared.physical_row_type if self.physical_only \
+                else self.declared.row_type
+        else:
+            row = self.declared
+        _set(self, "row_type", row)
+
+    @property
+    def schema(self) -> Schema | None:
+        return self.declared if isinstance(self.declared, Schema) else None
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        pk = self.schema.primary_key if self.schema else ()
+        return (pk,) if pk else ()
+
+
+@attrs.frozen(eq=False)
+class Project(PlanNode):
+    """Computes one output column per expression."""
+
+    input: PlanNode
+    exprs: tuple[Expression, ...]
+    names: tuple[str, ...]
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.exprs) != len(self.names):
+            raise ValidationError("Project needs one name per expression.")
+        dupes = sorted({n for n in self.names if self.names.count(n) > 1})
+        if dupes:
+            raise ValidationError(
+                f"Duplicate output column name(s) {dupes}: give each column a distinct name "
+                "with .alias(...)."
+            )
+        fields = []
+        for e, n in zip(self.exprs, self.names, strict=True):
+            if contains_aggregate(e):
+                raise ValidationError(
+                    f"Aggregate {e} is not allowed here; use group_by(...).select(...) or "
+                    "select() with only aggregates."
+                )
+            fields.append(Field(n, self._check_expr(e, self.input.row_type, "select()")))
+        _set(self, "row_type", RowType(tuple(fields)))
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Project(inputs[0], self.exprs, self.names)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        # A key survives when every key column is passed through (possibly renamed).
+        renamed = {e.name: n for e, n in zip(self.exprs, self.names, strict=True)
+                   if isinstance(e, Column)}
+        return tuple(tuple(renamed[c] for c in key) for key in self.input.unique_keys
+                     if all(c in renamed for c in key))
+
+
+@attrs.frozen(eq=False)
+class Filter(PlanNode):
+    """Keeps the rows for which ``condition`` is true."""
+
+    input: PlanNode
+    condition: Expression
+
+    def __attrs_post_init__(self) -> None:
+        if contains_aggregate(self.condition):
+            raise ValidationError(
+                f"where() cannot contain an aggregate ({self.condition}); filter the result "
+                "of group_by(...).select(...) instead."
+            )
+        t = self._check_expr(self.condition, self.input.row_type, "where()")
+        if t.name not in ("BOOLEAN", "NULL"):
+            raise ValidationError(f"where() needs a BOOLEAN condition; {self.condition} is {t}.")
+        _set(self, "row_type", self.input.row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Filter(inputs[0], self.condition)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.input.unique_keys
+
+
+@attrs.frozen(eq=False)
+class Aggregate(PlanNode):
+    """Groups by column references and computes named aggregate calls."""
+
+    input: PlanNode
+    group_keys: tuple[str, ...]
+    aggs: tuple[tuple[str, Expression], ...]
+
+    def __attrs_post_init__(self) -> None:
+        row = self.input.row_type
+        fields = [row.field(k, "group_by()") for k in self.group_keys]
+        for name, agg in self.aggs:
+            if not is_aggregate(agg):
+                raise ValidationError(f"{agg} is not an aggregate call.")
+            fields.append(Field(name, self._check_expr(agg, row, "an aggregate")))
+        _set(self, "row_type", RowType(tuple(fields)))
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Aggregate(inputs[0], self.group_keys, self.aggs)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return (self.group_keys,) if self.group_keys else ()
+
+
+class JoinKind(Enum):
+    INNER = "InnerJoin"
+    LEFT = "LeftOuterJoin"
+    RIGHT = "RightOuterJoin"
+    FULL = "FullOuterJoin"
+    SEMI = "LeftSemiJoin"
+    ANTI = "LeftAntiJoin"
+
+    @property
+    def spark_how(self) -> str:
+        return {"InnerJoin": "inner", "LeftOuterJoin": "left", "RightOuterJoin": "right",
+                "FullOuterJoin": "full", "LeftSemiJoin": "left_semi",
+                "LeftAntiJoin": "left_anti"}[self.value]
+
+    @property
+    def keeps_right_columns(self) -> bool:
+        return self not in (JoinKind.SEMI, JoinKind.ANTI)
+
+
+@attrs.frozen
+class Hint:
+    """A join hint naming the tables it applies to: ``BROADCAST(Product)``."""
+
+    name: str
+    tables: tuple[str, ...]
+    options: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        opts = "".join(f", {k}={v}" for k, v in self.options)
+        return f"{self.name}({', '.join(self.tables)}{opts})"
+
+
+@attrs.frozen
+class EquiKey:
+    """``left = right`` (or IS NOT DISTINCT FROM when ``null_safe``) between the two sides."""
+
+    left: str
+    right: str
+    null_safe: bool = False
+
+    def __str__(self) -> str:
+        op = "IS NOT DISTINCT FROM" if self.null_safe else "="
+        return f"{self.left} {op} {self.right}"
+
+
+@attrs.frozen(eq=False)
+class Join(PlanNode):
+    """A two-input join. ``equi_keys``/``residual`` are filled by the join-condition rule;
+    ``hints`` by the hint rule, each with the side (``left``/``right``) it applies to."""
+
+    left: PlanNode
+    right: PlanNode
+    kind: JoinKind
+    condition: Expression | None
+    hints: tuple[tuple[Hint, str], ...] = ()
+    equi_keys: tuple[EquiKey, ...] | None = None
+    residual: Expression | None = None
+
+    def __attrs_post_init__(self) -> None:
+        lrow, rrow = self.left.row_type, self.right.row_type
+        both = [n for n in lrow.names if n in rrow]
+        if both and self.kind.keeps_right_columns:
+            raise ValidationError(
+                f"Column(s) {both} exist on both sides of the join. Rename one side first, "
+                f"e.g. right.rename_columns(col({both[0]!r}).alias('r_{both[0]}')); "
+                f"left columns: [{', '.join(lrow.names)}], "
+                f"right columns: [{', '.join(rrow.names)}]."
+            )
+        combined = RowType(lrow.fields + tuple(f for f in rrow.fields if f.name not in lrow))
+        if self.condition is not None:
+            used = self.condition.column_names()
+            ambiguous = sorted(used & set(both))
+            if ambiguous:
+                raise ValidationError(
+                    f"Column(s) {ambiguous} in the join condition exist on both sides; rename "
+                    "one side first with rename_columns(col(...).alias(...))."
+                )
+            if contains_aggregate(self.condition):
+                raise ValidationError(f"A join condition cannot aggregate: {self.condition}.")
+            t = self._check_expr(self.condition, combined, "the join condition")
+            if t.name not in ("BOOLEAN", "NULL"):
+                raise ValidationError(f"A join condition must be BOOLEAN; {self.condition} is {t}.")
+        if not self.kind.keeps_right_columns:
+            row = lrow
+        else:
+            left_nullable = self.kind in (JoinKind.RIGHT, JoinKind.FULL)
+            right_nullable = self.kind in (JoinKind.LEFT, JoinKind.FULL)
+            row = RowType(
+                tuple(Field(f.name, f.type.with_nullable(True) if left_nullable else f.type)
+                      for f in lrow)
+                + tuple(Field(f.name, f.type.with_nullable(True) if right_nullable else f.type)
+                        for f in rrow))
+        _set(self, "row_type", row)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.left, self.right)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return attrs.evolve(self, left=inputs[0], right=inputs[1])
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        if not self.kind.keeps_right_columns:
+            return self.left.unique_keys
+        return ()
+
+
+@attrs.frozen(eq=False)
+class Distinct(PlanNode):
+    input: PlanNode
+
+    def __attrs_post_init__(self) -> None:
+        _set(self, "row_type", self.input.row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Distinct(inputs[0])
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return (self.row_type.names,)
+
+
+@attrs.frozen(eq=False)
+class Sort(PlanNode):
+    """Orders rows by expressions wrapped in ``asc``/``desc`` calls."""
+
+    input: PlanNode
+    keys: tuple[Expression, ...]
+
+    def __attrs_post_init__(self) -> None:
+        for k in self.keys:
+            self._check_expr(k, self.input.row_type, "order_by()")
+        _set(self, "row_type", self.input.row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Sort(inputs[0], self.keys)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.input.unique_keys
+
+
+@attrs.frozen(eq=False)
+class Limit(PlanNode):
+    input: PlanNode
+    fetch: int | None
+    offset: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        if (self.fetch is not None and self.fetch < 0) or self.offset < 0:
+            raise ValidationError("limit() and offset() need non-negative row counts.")
+        _set(self, "row_type", self.input.row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Limit(inputs[0], self.fetch, self.offset)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.input.unique_keys
+
+
+@attrs.frozen(eq=False)
+class Union(PlanNode):
+    """UNION ALL (or UNION when ``distinct``) of inputs with matching columns by position."""
+
+    left: PlanNode
+    right: PlanNode
+    distinct: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        from tableapi.types import common_type
+
+        lrow, rrow = self.left.row_type, self.right.row_type
+        if len(lrow) != len(rrow):
+            raise ValidationError(
+                f"union needs the same number of columns on both sides: "
+                f"left [{', '.join(lrow.names)}], right [{', '.join(rrow.names)}]."
+            )
+        fields = []
+        for lf, rf in zip(lrow, rrow, strict=True):
+            t = common_type(lf.type, rf.type)
+            if t is None:
+                raise ValidationError(
+                    f"union column {lf.name!r} is {lf.type} on the left but {rf.type} on the "
+                    "right; cast one side."
+                )
+            fields.append(Field(lf.name, t))
+        _set(self, "row_type", RowType(tuple(fields)))
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.left, self.right)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return Union(inputs[0], inputs[1], self.distinct)
+
+
+@attrs.frozen(eq=False)
+class QueryHints(PlanNode):
+    """Hints given with ``Table.with_hint``; the hint rule moves them onto joins."""
+
+    input: PlanNode
+    hints: tuple[Hint, ...]
+
+    def __attrs_post_init__(self) -> None:
+        _set(self, "row_type", self.input.row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.input,)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return QueryHints(inputs[0], self.hints)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.input.unique_keys

@@ -1,0 +1,136 @@
+"""Results: rows that carry their RowKind, and ``TableResult``.
+
+Example::
+
+    >>> Row.of(RowKind.INSERT, ("id", "name"), (1, "Euro"))
+    +I[1, Euro]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Sequence
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql.connect.dataframe import DataFrame
+
+from tableapi.types import RowType
+
+
+class RowKind(Enum):
+    """Flink's RowKind; the byte values are those on the wire."""
+
+    INSERT = 0
+    UPDATE_BEFORE = 1
+    UPDATE_AFTER = 2
+    DELETE = 3
+
+    @property
+    def short_string(self) -> str:
+        return ("+I", "-U", "+U", "-D")[self.value]
+
+
+class Row(tuple):
+    """A result row: a tuple with field names and a :class:`RowKind`."""
+
+    kind: RowKind
+    _names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, kind: RowKind, names: Sequence[str], values: Sequence[Any]) -> Row:
+        row = cls(values)
+        row.kind = kind
+        row._names = tuple(names)
+        return row
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[self._names.index(name)]
+        except ValueError:
+            raise AttributeError(
+                f"Row has no field {name!r}; fields: {list(self._names)}") from None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(zip(self._names, self, strict=True))
+
+    def __repr__(self) -> str:
+        return f"{self.kind.short_string}[{', '.join(_show(v) for v in self)}]"
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "<NULL>"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ", timespec="milliseconds")
+    if isinstance(value, float | decimal.Decimal):
+        return str(value)
+    return str(value)
+
+
+def tableau(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Flink's tableau print format: a boxed table, numbers right-aligned."""
+    cells = [[_show(v) for v in r] for r in rows]
+    widths = [max([len(n), *(len(r[i]) for r in cells)]) for i, n in enumerate(names)]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def fmt(values: Sequence[str], raw: Sequence[Any] | None) -> str:
+        out = []
+        for i, (v, w) in enumerate(zip(values, widths, strict=True)):
+            numeric = raw is not None and isinstance(raw[i], int | float | decimal.Decimal) \
+                and not isinstance(raw[i], bool)
+            out.append(v.rjust(w) if numeric else v.ljust(w))
+        return "| " + " | ".join(out) + " |"
+
+    body = [line, fmt(list(names), None), line]
+    body += [fmt(c, r) for c, r in zip(cells, rows, strict=True)]
+    body.append(line)
+    n = len(rows)
+    body.append(f"{n} row{'s' if n != 1 else ''} in set")
+    return "\n".join(body)
+
+
+class TableResult:
+    """The result of ``Table.execute()``: collect rows, print them, or get pandas.
+
+    Example::
+
+        result = orders.join(products, col("product_id") == col("id")).execute()
+        result.print()
+        frame = result.materialize()
+    """
+
+    def __init__(self, dataframe: DataFrame | None, row_type: RowType) -> None:
+        self._df = dataframe
+        self.row_type = row_type
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return self.row_type.names
+
+    def collect(self) -> list[Row]:
+        """All rows (batch results are inserts: ``+I``)."""
+        if self._df is None:
+            return []
+        names = self.row_type.names
+        return [Row.of(RowKind.INSERT, names, tuple(r)) for r in self._df.collect()]
+
+    def print(self) -> None:
+        """Print the rows as a table, as Flink's ``TableResult.print()`` does in batch mode."""
+        print(tableau(self.row_type.names, self.collect()))
+
+    def materialize(self) -> pd.DataFrame:
+        """The result table as a pandas DataFrame."""
+        import pandas as pd
+
+        if self._df is None:
+            return pd.DataFrame(columns=list(self.row_type.names))
+        return self._df.toPandas()
+
+    to_pandas = materialize
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Block until the job is done (a batch job is done when execute() returns)."""

@@ -1,0 +1,49 @@
+"""Join hints: ``with_hint`` on a query attaches to the joins that read the named tables."""
+
+from __future__ import annotations
+
+import attrs
+
+from tableapi.plan.nodes import Filter, Hint, Join, PlanNode, Project, QueryHints, Scan
+
+
+def direct_table(node: PlanNode) -> str | None:
+    """The table a join input reads directly (through projections and filters only)."""
+    while isinstance(node, Project | Filter | QueryHints):
+        node = node.input
+    return node.table_name if isinstance(node, Scan) else None
+
+
+def propagate_hints(plan: PlanNode) -> tuple[PlanNode, list[str]]:
+    """Move each QueryHints node's hints onto the joins below it whose direct input is a
+    hinted table; returns the plan and notes on hints that applied to no join."""
+    notes: list[str] = []
+
+    def attach(node: PlanNode, hints: tuple[Hint, ...], used: set[tuple[Hint, str]]
+               ) -> PlanNode:
+        def rewrite(n: PlanNode) -> PlanNode | None:
+            if not isinstance(n, Join):
+                return None
+            added = []
+            for side, child in (("left", n.left), ("right", n.right)):
+                table = direct_table(child)
+                for h in hints:
+                    if table is not None and table in h.tables:
+                        added.append((Hint(h.name, (table,), h.options), side))
+                        used.add((h, table))
+            return attrs.evolve(n, hints=n.hints + tuple(added)) if added else None
+
+        return node.transform_up(rewrite)
+
+    def rewrite_query_hints(node: PlanNode) -> PlanNode | None:
+        if not isinstance(node, QueryHints):
+            return None
+        used: set[tuple[Hint, str]] = set()
+        result = attach(node.input, node.hints, used)
+        for h in node.hints:
+            for t in h.tables:
+                if (h, t) not in used:
+                    notes.append(f"hint {h.name}({t}) applies to no join of this query: ignored")
+        return result
+
+    return plan.transform_up(rewrite_query_hints), notes

@@ -1,0 +1,30 @@
+"""The rule pipeline: logical plan in, optimized plan plus planner notes out."""
+
+from __future__ import annotations
+
+import attrs
+
+from tableapi.plan.nodes import PlanNode
+from tableapi.rules.computed_columns import expand_computed_columns
+from tableapi.rules.hints import propagate_hints
+from tableapi.rules.joins import (
+    in_subquery_to_semi_join,
+    merge_filters_into_inner_joins,
+    split_join_conditions,
+)
+
+
+@attrs.frozen(eq=False)
+class OptimizedPlan:
+    plan: PlanNode
+    notes: tuple[str, ...] = ()
+
+
+def optimize(plan: PlanNode) -> OptimizedPlan:
+    """Apply the rules in order. Each rule is a pure function ``plan -> plan``."""
+    plan = expand_computed_columns(plan)
+    plan = in_subquery_to_semi_join(plan)
+    plan, notes = propagate_hints(plan)
+    plan = merge_filters_into_inner_joins(plan)
+    plan = split_join_conditions(plan)
+    return OptimizedPlan(plan, tuple(notes))

@@ -1,0 +1,311 @@
+"""``Table``: the fluent API (PyFlink names). Every call validates at once.
+
+Example::
+
+    orders.join(products, col("product_id") == col("id")) \\
+          .where(col("amount") > 10) \\
+          .select(col("order_id"), col("name"))
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tableapi.errors import ValidationError
+from tableapi.expressions import (
+    Call,
+    Column,
+    Expression,
+    and_,
+    is_aggregate,
+    strip_alias,
+    to_expression,
+)
+from tableapi.plan import explain as plan_explain
+from tableapi.plan.nodes import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Hint,
+    Join,
+    JoinKind,
+    Limit,
+    PlanNode,
+    Project,
+    QueryHints,
+    Sort,
+    Union,
+)
+from tableapi.result import TableResult
+from tableapi.rules import OptimizedPlan, optimize
+from tableapi.types import RowType
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.dataframe import DataFrame
+
+    from tableapi.environment import TableEnvironment
+
+#: Join strategy hints Spark understands; the Table API takes the same names.
+JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_REPLICATE_NL")
+
+Field = Expression | str
+
+
+class Table:
+    """A table program; nothing runs until :meth:`execute` (or :meth:`to_spark`)."""
+
+    def __init__(self, plan: PlanNode, env: TableEnvironment) -> None:
+        self._plan = plan
+        self._env = env
+
+    # -- schema ----------------------------------------------------------------------------
+    @property
+    def row_type(self) -> RowType:
+        return self._plan.row_type
+
+    def get_schema(self) -> RowType:
+        return self._plan.row_type
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return self._plan.row_type.names
+
+    def print_schema(self) -> None:
+        print("(\n  " + ",\n  ".join(f"`{f.name}` {f.type}" for f in self.row_type) + "\n)")
+
+    # -- relational operations ----------------------------------------------------------------
+    def _fields(self, fields: tuple[Field, ...]) -> list[Expression]:
+        return [self._env._resolve(to_expression(f)) for f in fields]
+
+    def _new(self, plan: PlanNode) -> Table:
+        return Table(plan, self._env)
+
+    def select(self, *fields: Field) -> Table:
+        """``select(col("a"), (col("b") + 1).alias("c"))``; aggregates give one row."""
+        exprs = self._fields(fields)
+        if not exprs:
+            raise ValidationError("select() needs at least one expression.")
+        if any(is_aggregate(e) for x in exprs for e in x.walk()):
+            return GroupedTable(self, ()).select(*exprs)
+        return self._new(Project(self._plan, tuple(exprs), _names(exprs)))
+
+    def where(self, predicate: Expression) -> Table:
+        """Keep rows where ``predicate`` holds; ``col("x").in_(t)`` makes a semi join."""
+        return self._new(Filter(self._plan, self._env._resolve(to_expression(predicate))))
+
+    filter = where
+
+    def add_columns(self, *fields: Field) -> Table:
+        exprs = self._fields(fields)
+        existing = [n for n in _names(exprs) if n in self.row_type]
+        if existing:
+            raise ValidationError(
+                f"add_columns(): column(s) {existing} exist already; use "
+                "add_or_replace_columns() to replace them."
+            )
+        return self.add_or_replace_columns(*exprs)
+
+    def add_or_replace_columns(self, *fields: Field) -> Table:
+        exprs = self._fields(fields)
+        new = dict(zip(_names(exprs), exprs, strict=True))
+        cols: list[Expression] = [new.pop(n, Column(n)) for n in self.row_type.names]
+        cols += list(new.values())
+        names = [*self.row_type.names, *new.keys()]
+        return self._new(Project(self._plan, tuple(strip_alias(c) for c in cols), tuple(names)))
+
+    def rename_columns(self, *fields: Expression) -> Table:
+        """``rename_columns(col("id").alias("r_id"))``."""
+        renames: dict[str, str] = {}
+        for f in fields:
+            inner = strip_alias(f)
+            if not (f.output_name and isinstance(inner, Column) and f is not inner):
+                raise ValidationError(
+                    f"rename_columns() takes col('old').alias('new') terms; got {f}.")
+            self.row_type.field(inner.name, "rename_columns()")
+            renames[inner.name] = f.output_name
+        names = tuple(renames.get(n, n) for n in self.row_type.names)
+        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names),
+                                 names))
+
+    def drop_columns(self, *fields: Field) -> Table:
+        drop = set()
+        for f in self._fields(fields):
+            if not isinstance(f, Column):
+                raise ValidationError(f"drop_columns() takes column references; got {f}.")
+            self.row_type.field(f.name, "drop_columns()")
+            drop.add(f.name)
+        keep = [n for n in self.row_type.names if n not in drop]
+        return self._new(Project(self._plan, tuple(Column(n) for n in keep), tuple(keep)))
+
+    def alias(self, field: str, *fields: str) -> Table:
+        """Rename all columns by position: ``t.alias("a", "b", "c")``."""
+        names = (field, *fields)
+        if len(names) != len(self.row_type):
+            raise ValidationError(
+                f"alias() needs {len(self.row_type)} names for columns "
+                f"[{', '.join(self.row_type.names)}], got {len(names)}."
+            )
+        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names),
+                                 names))
+
+    def distinct(self) -> Table:
+        return self._new(Distinct(self._plan))
+
+    def group_by(self, *fields: Field) -> GroupedTable:
+        """``group_by(col("currency")).select(col("currency"), col("amount").sum)``."""
+        return GroupedTable(self, tuple(self._fields(fields)))
+
+    def order_by(self, *fields: Field) -> Table:
+        keys = tuple(k if isinstance(k, Call) and k.name in ("asc", "desc") else k.asc
+                     for k in self._fields(fields))
+        return self._new(Sort(self._plan, keys))
+
+    def limit(self, fetch: int, offset: int = 0) -> Table:
+        return self._new(Limit(self._plan, fetch, offset))
+
+    def fetch(self, fetch: int) -> Table:
+        return self.limit(fetch)
+
+    def offset(self, offset: int) -> Table:
+        return self._new(Limit(self._plan, None, offset))
+
+    def union_all(self, right: Table) -> Table:
+        return self._new(Union(self._plan, self._same_env(right)._plan, distinct=False))
+
+    def union(self, right: Table) -> Table:
+        return self._new(Union(self._plan, self._same_env(right)._plan, distinct=True))
+
+    # -- joins ---------------------------------------------------------------------------------
+    def _join(self, right: Table, predicate: Expression | None, kind: JoinKind) -> Table:
+        condition = None if predicate is None else self._env._resolve(to_expression(predicate))
+        return self._new(Join(self._plan, self._same_env(right)._plan, kind, condition))
+
+    def join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        """Inner join; without a predicate a cross join (filter it with where())."""
+        return self._join(right, join_predicate, JoinKind.INNER)
+
+    def left_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        return self._join(right, join_predicate, JoinKind.LEFT)
+
+    def right_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        return self._join(right, join_predicate, JoinKind.RIGHT)
+
+    def full_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        return self._join(right, join_predicate, JoinKind.FULL)
+
+    def semi_join(self, right: Table, join_predicate: Expression) -> Table:
+        """Rows of this table that have at least one match in ``right``."""
+        return self._join(right, join_predicate, JoinKind.SEMI)
+
+    def anti_join(self, right: Table, join_predicate: Expression) -> Table:
+        """Rows of this table that have no match in ``right``."""
+        return self._join(right, join_predicate, JoinKind.ANTI)
+
+    def with_hint(self, name: str, *tables: str, **options: Any) -> Table:
+        """Attach a join hint for the joins of this query that read ``tables``:
+        ``orders.join(product, ...).with_hint("BROADCAST", "Product")``."""
+        upper = name.upper()
+        if upper not in JOIN_HINTS:
+            raise ValidationError(f"Unknown hint {name!r}. Known hints: {list(JOIN_HINTS)}.")
+        if not tables:
+            raise ValidationError(f"Hint {upper} needs the name of the table it applies to.")
+        read = self._plan.table_names()
+        for t in tables:
+            if t not in read:
+                raise ValidationError(
+                    f"Hint {upper} names table {t!r}, but this query reads only "
+                    f"[{', '.join(sorted(read))}]."
+                )
+        hint = Hint(upper, tuple(tables), tuple(sorted((k, str(v)) for k, v in options.items())))
+        return self._new(QueryHints(self._plan, (hint,)))
+
+    def _same_env(self, other: Table) -> Table:
+        if not isinstance(other, Table):
+            raise ValidationError(f"Expected a Table, got {type(other).__name__}.")
+        if other._env is not self._env:
+            raise ValidationError("Both tables must come from the same TableEnvironment.")
+        return other
+
+    # -- planning and running ------------------------------------------------------------------
+    def optimized(self) -> OptimizedPlan:
+        return optimize(self._plan)
+
+    def explain(self, physical: bool = False) -> str:
+        """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
+        physical plan (needs the server)."""
+        opt = self.optimized()
+        parts = ["== Abstract Syntax Tree ==", plan_explain.render(self._plan, optimized=False),
+                 "", "== Optimized Physical Plan ==", plan_explain.render(opt.plan, True)]
+        if opt.notes:
+            parts += ["", "== Planner Notes ==", *opt.notes]
+        if physical:
+            parts += ["", "== Spark Physical Plan ==", self.spark_physical_plan()]
+        return "\n".join(parts)
+
+    def spark_physical_plan(self) -> str:
+        return self.to_spark()._explain_string(mode="simple")  # type: ignore[no-any-return]
+
+    def to_spark(self) -> DataFrame:
+        """The Spark Connect DataFrame this table compiles to."""
+        return self._env._compile(self.optimized().plan)
+
+    def execute(self) -> TableResult:
+        """Run the query; returns a :class:`TableResult` to collect, print or materialize."""
+        return TableResult(self._env._execute(self.optimized().plan), self.row_type)
+
+    def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
+        """Write into a catalog table's files (its physical columns, by position)."""
+        return self._env._insert(self, table_path, overwrite)
+
+
+class GroupedTable:
+    """The result of ``group_by``; call :meth:`select` with keys and aggregates."""
+
+    def __init__(self, table: Table, keys: tuple[Expression, ...]) -> None:
+        self._table = table
+        self._keys = keys
+
+    def select(self, *fields: Field) -> Table:
+        t = self._table
+        exprs = t._fields(fields)
+        plan = t._plan
+        # Group keys that are expressions are computed in a projection first.
+        key_names = _names(self._keys, prefix="$g")
+        computed = [(k, n) for k, n in zip(self._keys, key_names, strict=True)
+                    if not isinstance(k, Column)]
+        if computed:
+            cols = [Column(n) for n in plan.row_type.names]
+            plan = Project(plan, tuple(cols) + tuple(strip_alias(k) for k, _ in computed),
+                           plan.row_type.names + tuple(n for _, n in computed))
+        key_of = {strip_alias(k).key(): n for k, n in zip(self._keys, key_names, strict=True)}
+        aggs: dict[tuple[Any, ...], tuple[str, Expression]] = {}
+
+        def lift(e: Expression) -> Expression | None:
+            if is_aggregate(e):
+                name = aggs.setdefault(e.key(), (f"$agg{len(aggs)}", e))[0]
+                return Column(name)
+            if e.key() in key_of:
+                return Column(key_of[e.key()])
+            return None
+
+        finals = [e.transform(lift) for e in exprs]
+        for orig, final in zip(exprs, finals, strict=True):
+            stray = final.column_names() - set(key_names) - {n for n, _ in aggs.values()}
+            if stray:
+                raise ValidationError(
+                    f"Column(s) {sorted(stray)} in {orig} are neither grouped nor aggregated; "
+                    f"add them to group_by() or wrap them in an aggregate such as .max. "
+                    f"Group keys: [{', '.join(key_names)}]."
+                )
+        agg = Aggregate(plan, tuple(key_names), tuple(aggs.values()))
+        out_names = _names(exprs)
+        return t._new(Project(agg, tuple(strip_alias(f) for f in finals), out_names))
+
+
+def _names(exprs: list[Expression] | tuple[Expression, ...], prefix: str = "EXPR$"
+           ) -> tuple[str, ...]:
+    """Output names: the alias or column name, else Flink's ``EXPR$<position>``."""
+    return tuple(e.output_name or f"{prefix}{i}" for i, e in enumerate(exprs))
+
+
+__all__ = ["JOIN_HINTS", "GroupedTable", "Table", "and_"]

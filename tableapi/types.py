@@ -1,0 +1,297 @@
+"""Flink SQL data types, as the client sees them, and their Spark counterparts.
+
+Example::
+
+    >>> DataType.parse("TIMESTAMP(3)")
+    DataType('TIMESTAMP(3)')
+    >>> DataType.parse("DECIMAL(10, 2)").spark_ddl
+    'DECIMAL(10,2)'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+from enum import Enum
+
+import attrs
+
+from tableapi.errors import ValidationError
+
+
+class TimeKind(Enum):
+    """What a timestamp column is to the planner (Flink's time attributes)."""
+
+    NONE = ""
+    ROWTIME = "*ROWTIME*"
+    PROCTIME = "*PROCTIME*"
+
+
+# Flink type name -> Spark DDL type name (parameters are carried over where both have them).
+_SPARK_NAMES: dict[str, str] = {
+    "BOOLEAN": "BOOLEAN",
+    "TINYINT": "TINYINT",
+    "SMALLINT": "SMALLINT",
+    "INT": "INT",
+    "BIGINT": "BIGINT",
+    "FLOAT": "FLOAT",
+    "DOUBLE": "DOUBLE",
+    "DECIMAL": "DECIMAL",
+    "STRING": "STRING",
+    "BYTES": "BINARY",
+    "DATE": "DATE",
+    "TIMESTAMP": "TIMESTAMP",
+    "TIMESTAMP_LTZ": "TIMESTAMP",
+    "INTERVAL": "INTERVAL DAY TO SECOND",
+    "NULL": "VOID",
+}
+_ALIASES = {
+    "INTEGER": "INT",
+    "VARCHAR": "STRING",
+    "CHAR": "STRING",
+    "TEXT": "STRING",
+    "LONG": "BIGINT",
+    "SHORT": "SMALLINT",
+    "BYTE": "TINYINT",
+    "REAL": "FLOAT",
+    "DOUBLE PRECISION": "DOUBLE",
+    "NUMERIC": "DECIMAL",
+    "DEC": "DECIMAL",
+    "BINARY": "BYTES",
+    "VARBINARY": "BYTES",
+    "BOOL": "BOOLEAN",
+    "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP",
+    "TIMESTAMP_NTZ": "TIMESTAMP",
+    "TIMESTAMP WITH LOCAL TIME ZONE": "TIMESTAMP_LTZ",
+    "VOID": "NULL",
+}
+_NUMERIC_ORDER = ["TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE"]
+_INTEGRAL = {"TINYINT", "SMALLINT", "INT", "BIGINT"}
+_TYPE_RE = re.compile(r"^\s*([A-Za-z_ ]+?)\s*(?:\(\s*([0-9 ,]*)\s*\))?\s*(NOT NULL)?\s*$", re.I)
+
+
+@attrs.frozen
+class DataType:
+    """A Flink SQL type: a name, optional parameters, nullability and a time kind."""
+
+    name: str
+    params: tuple[int, ...] = ()
+    nullable: bool = True
+    time_kind: TimeKind = TimeKind.NONE
+
+    @classmethod
+    def parse(cls, text: str | DataType) -> DataType:
+        """Parse a Flink type string such as ``BIGINT``, ``DECIMAL(10, 2)`` or ``INT NOT NULL``."""
+        if isinstance(text, DataType):
+            return text
+        match = _TYPE_RE.match(str(text))
+        name = _ALIASES.get(" ".join(match.group(1).upper().split()), None) if match else None
+        if match and name is None:
+            name = " ".join(match.group(1).upper().split())
+        if not match or name not in _SPARK_NAMES:
+            known = ", ".join(sorted(set(_SPARK_NAMES) - {"NULL", "INTERVAL"}))
+            raise ValidationError(f"Unknown data type {text!r}. Known types: {known}.")
+        params = tuple(int(p) for p in (match.group(2) or "").replace(" ", "").split(",") if p)
+        if name == "STRING" and params:
+            params = ()  # VARCHAR(n) / CHAR(n): Spark keeps a plain string
+        if name == "TIMESTAMP_LTZ" and not params:
+            params = (6,)
+        if name == "TIMESTAMP" and not params:
+            params = (6,)
+        if name == "DECIMAL" and not params:
+            params = (10, 0)
+        return cls(name, params, nullable=match.group(3) is None)
+
+    # -- properties ------------------------------------------------------------------------
+    @property
+    def is_numeric(self) -> bool:
+        return self.name in _NUMERIC_ORDER
+
+    @property
+    def is_integral(self) -> bool:
+        return self.name in _INTEGRAL
+
+    @property
+    def is_timestamp(self) -> bool:
+        return self.name in ("TIMESTAMP", "TIMESTAMP_LTZ")
+
+    @property
+    def is_string(self) -> bool:
+        return self.name == "STRING"
+
+    @property
+    def spark_ddl(self) -> str:
+        """This type as a Spark DDL type string."""
+        spark = _SPARK_NAMES[self.name]
+        if self.name == "DECIMAL":
+            return f"DECIMAL({self.params[0]},{self.params[1]})"
+        return spark
+
+    def with_nullable(self, nullable: bool) -> DataType:
+        return attrs.evolve(self, nullable=nullable)
+
+    def with_time_kind(self, kind: TimeKind) -> DataType:
+        return attrs.evolve(self, time_kind=kind)
+
+    def plain(self) -> DataType:
+        """This type without a time-attribute mark (what a CAST to TIMESTAMP gives)."""
+        return attrs.evolve(self, time_kind=TimeKind.NONE)
+
+    def __str__(self) -> str:
+        text = self.name + (f"({', '.join(map(str, self.params))})" if self.params else "")
+        if self.time_kind is not TimeKind.NONE:
+            text += " " + self.time_kind.value
+        return text + ("" if self.nullable else " NOT NULL")
+
+    def __repr__(self) -> str:
+        return f"DataType({str(self)!r})"
+
+
+BOOLEAN = DataType("BOOLEAN")
+INT = DataType("INT")
+BIGINT = DataType("BIGINT")
+DOUBLE = DataType("DOUBLE")
+STRING = DataType("STRING")
+DATE = DataType("DATE")
+TIMESTAMP_3 = DataType("TIMESTAMP", (3,))
+TIMESTAMP_LTZ_3 = DataType("TIMESTAMP_LTZ", (3,))
+INTERVAL = DataType("INTERVAL")
+NULL = DataType("NULL")
+
+
+def common_type(left: DataType, right: DataType) -> DataType | None:
+    """The type both sides widen to (for arithmetic, comparison, CASE, UNION); None if none."""
+    if left.name == "NULL":
+        return right
+    if right.name == "NULL":
+        return left
+    nullable = left.nullable or right.nullable
+    if left.plain().with_nullable(True) == right.plain().with_nullable(True):
+        return left.plain().with_nullable(nullable)
+    if left.is_numeric and right.is_numeric:
+        if "DECIMAL" in (left.name, right.name) and {left.name, right.name} <= (
+            _INTEGRAL | {"DECIMAL"}
+        ):
+            return DataType("DECIMAL", (38, max(_scale(left), _scale(right))), nullable)
+        wider = max(left.name, right.name, key=_NUMERIC_ORDER.index)
+        return DataType.parse(wider).with_nullable(nullable)
+    if left.is_timestamp and right.is_timestamp:
+        return TIMESTAMP_3.with_nullable(nullable)
+    if {left.name, right.name} <= {"DATE", "TIMESTAMP", "TIMESTAMP_LTZ"}:
+        return TIMESTAMP_3.with_nullable(nullable)
+    return None
+
+
+def _scale(t: DataType) -> int:
+    return t.params[1] if t.name == "DECIMAL" else 0
+
+
+def type_of_value(value: object) -> DataType:
+    """The Flink type of a Python literal."""
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return BOOLEAN.with_nullable(False)
+    if isinstance(value, int):
+        return (INT if -(2**31) <= value < 2**31 else BIGINT).with_nullable(False)
+    if isinstance(value, float):
+        return DOUBLE.with_nullable(False)
+    if isinstance(value, decimal.Decimal):
+        exponent = value.as_tuple().exponent
+        scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        return DataType("DECIMAL", (38, scale), False)
+    if isinstance(value, str):
+        return STRING.with_nullable(False)
+    if isinstance(value, bytes):
+        return DataType("BYTES", (), False)
+    if isinstance(value, dt.datetime):
+        return TIMESTAMP_3.with_nullable(False)
+    if isinstance(value, dt.date):
+        return DATE.with_nullable(False)
+    if isinstance(value, dt.timedelta):
+        return INTERVAL.with_nullable(False)
+    raise ValidationError(
+        f"Cannot use {value!r} of Python type {type(value).__name__} as a literal; "
+        "use bool, int, float, Decimal, str, bytes, date, datetime or timedelta."
+    )
+
+
+def from_spark(spark_type: object) -> DataType:
+    """The Flink type of a pyspark ``DataType`` (for tables made from Spark DataFrames)."""
+    from pyspark.sql import types as T
+
+    table: list[tuple[type, str]] = [
+        (T.BooleanType, "BOOLEAN"), (T.ByteType, "TINYINT"), (T.ShortType, "SMALLINT"),
+        (T.IntegerType, "INT"), (T.LongType, "BIGINT"), (T.FloatType, "FLOAT"),
+        (T.DoubleType, "DOUBLE"), (T.StringType, "STRING"), (T.BinaryType, "BYTES"),
+        (T.DateType, "DATE"), (T.TimestampNTZType, "TIMESTAMP(6)"),
+        (T.TimestampType, "TIMESTAMP(6)"), (T.NullType, "NULL"),
+    ]
+    if isinstance(spark_type, T.DecimalType):
+        return DataType("DECIMAL", (spark_type.precision, spark_type.scale))
+    for cls, name in table:
+        if isinstance(spark_type, cls):
+            return DataType.parse(name)
+    raise ValidationError(f"Spark type {spark_type} has no Table API counterpart yet.")
+
+
+@attrs.frozen
+class Field:
+    """A named, typed column of a row type."""
+
+    name: str
+    type: DataType
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.type}"
+
+
+@attrs.frozen
+class RowType:
+    """The ordered, uniquely named columns a plan node produces.
+
+    Example::
+
+        >>> RowType.of(("a", INT), ("b", STRING)).names
+        ('a', 'b')
+    """
+
+    fields: tuple[Field, ...]
+
+    @classmethod
+    def of(cls, *pairs: tuple[str, DataType]) -> RowType:
+        return cls(tuple(Field(n, t) for n, t in pairs))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def __contains__(self, name: object) -> bool:
+        return any(f.name == name for f in self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.fields)
+
+    def field(self, name: str, where: str = "") -> Field:
+        """The field of that name; an error listing the columns that exist otherwise."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        from tableapi.errors import column_not_found
+
+        raise column_not_found(name, self.names, where)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    @property
+    def spark_ddl(self) -> str:
+        """``a INT, b STRING``: the Spark DDL of these columns (time marks dropped)."""
+        return ", ".join(f"`{f.name}` {f.type.spark_ddl}" for f in self.fields)
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(f) for f in self.fields) + ")"
