@@ -15,9 +15,7 @@ from collections.abc import Mapping
 
 from server_ext import VERSION_CONF, __version__
 
-ROCKSDB_PROVIDER = (
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-)
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 
@@ -53,8 +51,9 @@ def serve(
 ) -> None:
     """Run a Spark Connect server in this process until SIGINT or SIGTERM."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1" if host in ("127.0.0.1", "localhost")
-                          else "0.0.0.0")
+    os.environ.setdefault(
+        "SPARK_LOCAL_IP", "127.0.0.1" if host in ("127.0.0.1", "localhost") else "0.0.0.0"
+    )
     os.environ.pop("SPARK_REMOTE", None)
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     if token:

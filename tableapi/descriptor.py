@@ -50,13 +50,21 @@ class TableDescriptor:
     def reader_options(self) -> tuple[tuple[str, str], ...]:
         """Options passed through to Spark's reader (``csv.header`` -> ``header``)."""
         prefix = self.format + "."
-        return tuple(sorted((k[len(prefix):] if k.startswith(prefix) else k, v)
-                            for k, v in self.options.items() if k not in _OWN_OPTIONS))
+        return tuple(
+            sorted(
+                (k[len(prefix) :] if k.startswith(prefix) else k, v)
+                for k, v in self.options.items()
+                if k not in _OWN_OPTIONS
+            )
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form a catalog can persist."""
-        return {"connector": self.connector, "schema": self.table_schema.to_dict(),
-                "options": dict(self.options)}
+        return {
+            "connector": self.connector,
+            "schema": self.table_schema.to_dict(),
+            "options": dict(self.options),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableDescriptor:

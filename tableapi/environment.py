@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import itertools
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -70,8 +71,9 @@ class TableEnvironment:
         self._functions: dict[str, UserFunction] = {}
 
     @classmethod
-    def create(cls, mode: str = "batch", remote: str | None = None,
-               master: str = "local[2]") -> TableEnvironment:
+    def create(
+        cls, mode: str = "batch", remote: str | None = None, master: str = "local[2]"
+    ) -> TableEnvironment:
         """A new environment. Without ``remote`` the first query starts an embedded server
         (``python -m server_ext serve`` on a free port) shared by this process."""
         return cls(mode, remote, master)
@@ -103,8 +105,8 @@ class TableEnvironment:
     def _register(self, path: str, obj: TableDescriptor | Table) -> None:
         if path in self._tables:
             raise ValidationError(
-                f"Table {path!r} exists already; drop it first with "
-                f"drop_temporary_table({path!r}).")
+                f"Table {path!r} exists already; drop it first with drop_temporary_table({path!r})."
+            )
         self._tables[path] = obj
 
     def drop_temporary_table(self, path: str) -> bool:
@@ -131,11 +133,15 @@ class TableEnvironment:
         entry = self._tables.get(path)
         if not isinstance(entry, TableDescriptor):
             raise ValidationError(
-                f"{path!r} is not a table with a connector. Tables: {self.list_tables()}.")
+                f"{path!r} is not a table with a connector. Tables: {self.list_tables()}."
+            )
         return entry
 
-    def from_elements(self, elements: Iterable[Sequence[Any]],
-                      schema: Sequence[str] | str | RowType | Schema | None = None) -> Table:
+    def from_elements(
+        self,
+        elements: Iterable[Sequence[Any]],
+        schema: Sequence[str] | str | RowType | Schema | None = None,
+    ) -> Table:
         """A table from Python rows. ``schema`` is column names (types inferred), a DDL string
         such as ``"id BIGINT, name STRING"``, or a Schema."""
         rows = tuple(tuple(r) for r in elements)
@@ -152,22 +158,27 @@ class TableEnvironment:
 
     def from_spark(self, dataframe: DataFrame, name: str | None = None) -> Table:
         """Wrap a Spark Connect DataFrame as a table."""
-        row = RowType(tuple(Field(f.name, from_spark(f.dataType).with_nullable(f.nullable))
-                            for f in dataframe.schema.fields))
-        return Table(Scan(name or f"Spark${next(_anonymous)}", SparkSource(dataframe), row),
-                     self)
+        row = RowType(
+            tuple(
+                Field(f.name, from_spark(f.dataType).with_nullable(f.nullable))
+                for f in dataframe.schema.fields
+            )
+        )
+        return Table(Scan(name or f"Spark${next(_anonymous)}", SparkSource(dataframe), row), self)
 
     def create_temporary_function(self, name: str, function: UserFunction) -> None:
         """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``."""
         if not isinstance(function, UserFunction):
             raise ValidationError(
-                "create_temporary_function() takes udf(python_function, result_type=...).")
+                "create_temporary_function() takes udf(python_function, result_type=...)."
+            )
         self._functions[name.lower()] = function
 
     create_temporary_system_function = create_temporary_function
 
     def _resolve(self, expr: Expression) -> Expression:
         """Replace calls of registered functions by their definitions."""
+
         def fix(e: Expression) -> Expression | None:
             if isinstance(e, UnresolvedCall):
                 fn = self._functions.get(e.name.lower())
@@ -206,12 +217,14 @@ class TableEnvironment:
             )
         from tableapi.expressions import Column
 
-        projected = table.select(*(
-            Column(s.name).cast(p.type.plain()).alias(p.name)
-            for s, p in zip(source, physical, strict=True)))
+        projected = table.select(
+            *(
+                Column(s.name).cast(p.type.plain()).alias(p.name)
+                for s, p in zip(source, physical, strict=True)
+            )
+        )
         df = self._execute(projected.optimized().plan)
-        df.write.format(sink.format).mode("overwrite" if overwrite else "append") \
-            .save(sink.path)
+        df.write.format(sink.format).mode("overwrite" if overwrite else "append").save(sink.path)
         return TableResult(None, physical)
 
 
@@ -224,14 +237,19 @@ def _embedded_server(master: str) -> session.EmbeddedServer:
 
 
 _PY_TYPES: list[tuple[type, DataType]] = [
-    (bool, DataType("BOOLEAN")), (int, DataType("BIGINT")), (float, DataType("DOUBLE")),
-    (decimal.Decimal, DataType("DECIMAL", (38, 18))), (str, DataType("STRING")),
-    (dt.datetime, DataType("TIMESTAMP", (3,))), (dt.date, DataType("DATE")),
+    (bool, DataType("BOOLEAN")),
+    (int, DataType("BIGINT")),
+    (float, DataType("DOUBLE")),
+    (decimal.Decimal, DataType("DECIMAL", (38, 18))),
+    (str, DataType("STRING")),
+    (dt.datetime, DataType("TIMESTAMP", (3,))),
+    (dt.date, DataType("DATE")),
 ]
 
 
-def _elements_row_type(rows: tuple[tuple[Any, ...], ...],
-                       schema: Sequence[str] | str | RowType | Schema | None) -> RowType:
+def _elements_row_type(
+    rows: tuple[tuple[Any, ...], ...], schema: Sequence[str] | str | RowType | Schema | None
+) -> RowType:
     if isinstance(schema, Schema):
         if schema.computed_columns:
             raise ValidationError("from_elements() takes physical columns only.")
@@ -240,11 +258,12 @@ def _elements_row_type(rows: tuple[tuple[Any, ...], ...],
         return schema
     if isinstance(schema, str):
         fields = []
-        for part in schema.split(","):
+        for part in re.split(r",(?![^(]*\))", schema):  # not the comma of DECIMAL(10, 2)
             bits = part.strip().split(None, 1)
             if len(bits) != 2:
                 raise ValidationError(
-                    f"Cannot read {part.strip()!r} in schema {schema!r}: write 'name TYPE'.")
+                    f"Cannot read {part.strip()!r} in schema {schema!r}: write 'name TYPE'."
+                )
             fields.append(Field(bits[0].strip("`"), DataType.parse(bits[1])))
         return RowType(tuple(fields))
     width = len(rows[0]) if rows else 0

@@ -252,11 +252,13 @@ class Expression:
 
     # interval literals: lit(4).hours
     def _interval(self, unit: str) -> Expression:
-        if not (isinstance(self, Literal) and isinstance(self.value, int | float)
-                and not isinstance(self.value, bool)):
+        if not (
+            isinstance(self, Literal)
+            and isinstance(self.value, int | float)
+            and not isinstance(self.value, bool)
+        ):
             raise ValidationError(
-                f".{unit} makes an interval from a number literal, as in lit(4).{unit}; "
-                f"got {self}."
+                f".{unit} makes an interval from a number literal, as in lit(4).{unit}; got {self}."
             )
         return Literal(dt.timedelta(**{unit: self.value}), DataType("INTERVAL", (), False))
 
@@ -480,7 +482,9 @@ class UserFunction:
 
 
 def udf(
-    func: Callable[..., Any], result_type: str | DataType, name: str | None = None,
+    func: Callable[..., Any],
+    result_type: str | DataType,
+    name: str | None = None,
     deterministic: bool = True,
 ) -> UserFunction:
     """Wrap a Python function as a scalar function: ``udf(f, result_type="INT")``."""
@@ -506,8 +510,12 @@ class UserCall(Expression):
         return self.function.result_type
 
     def key(self) -> tuple[Any, ...]:
-        return ("UserCall", self.function.name, id(self.function.func),
-                *(a.key() for a in self.args))
+        return (
+            "UserCall",
+            self.function.name,
+            id(self.function.func),
+            *(a.key() for a in self.args),
+        )
 
     def __str__(self) -> str:
         return f"{self.function.name}({', '.join(map(str, self.args))})"
@@ -553,7 +561,14 @@ class InTable(Expression):
         return InTable(children[0], self.query)
 
     def type_in(self, row: RowType) -> DataType:
-        self.expr.type_in(row)
+        t = self.expr.type_in(row)
+        fields = self.query.row_type.fields
+        if len(fields) != 1:
+            raise ValidationError(
+                f"in_(table) needs a table with exactly one column; it has "
+                f"[{', '.join(f.name for f in fields)}]. select() the column first."
+            )
+        functions.lookup("in").result_type([t, fields[0].type])  # comparable types
         return BOOLEAN
 
     def key(self) -> tuple[Any, ...]:
@@ -650,8 +665,12 @@ def strip_alias(e: Expression) -> Expression:
 
 def _interval_sql(delta: dt.timedelta) -> str:
     total_ms = int(delta.total_seconds() * 1000)
-    for unit, ms in (("DAY", 86_400_000), ("HOUR", 3_600_000), ("MINUTE", 60_000),
-                     ("SECOND", 1000)):
+    for unit, ms in (
+        ("DAY", 86_400_000),
+        ("HOUR", 3_600_000),
+        ("MINUTE", 60_000),
+        ("SECOND", 1000),
+    ):
         if total_ms % ms == 0:
             return f"INTERVAL '{total_ms // ms}' {unit}"
     return f"INTERVAL '{total_ms / 1000}' SECOND"

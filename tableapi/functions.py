@@ -50,8 +50,10 @@ class FunctionDef:
             self.max_args is not None and len(arg_types) > self.max_args
         ):
             want = (
-                f"{self.min_args}" if self.min_args == self.max_args
-                else f"{self.min_args} or more" if self.max_args is None
+                f"{self.min_args}"
+                if self.min_args == self.max_args
+                else f"{self.min_args} or more"
+                if self.max_args is None
                 else f"{self.min_args} to {self.max_args}"
             )
             raise ValidationError(
@@ -304,13 +306,31 @@ _DEFS = [
 FUNCTIONS: dict[str, FunctionDef] = {f.name: f for f in _DEFS}
 # Other spellings accepted by call() and SQL strings.
 _SYNONYMS = {
-    "+": "plus", "-": "minus", "*": "times", "/": "divide", "%": "mod",
-    "=": "equals", "==": "equals", "<>": "not_equals", "!=": "not_equals",
-    "<": "less_than", "<=": "less_than_or_equal", ">": "greater_than",
-    ">=": "greater_than_or_equal", "ceiling": "ceil", "pow": "power",
-    "character_length": "char_length", "length": "char_length", "substr": "substring",
-    "day": "dayofmonth", "if_then_else": "if", "localtimestamp": "current_timestamp",
-    "upper_case": "upper", "lower_case": "lower", "average": "avg", "mean": "avg",
+    "+": "plus",
+    "-": "minus",
+    "*": "times",
+    "/": "divide",
+    "%": "mod",
+    "=": "equals",
+    "==": "equals",
+    "<>": "not_equals",
+    "!=": "not_equals",
+    "<": "less_than",
+    "<=": "less_than_or_equal",
+    ">": "greater_than",
+    ">=": "greater_than_or_equal",
+    "ceiling": "ceil",
+    "pow": "power",
+    "character_length": "char_length",
+    "length": "char_length",
+    "substr": "substring",
+    "day": "dayofmonth",
+    "if_then_else": "if",
+    "localtimestamp": "current_timestamp",
+    "upper_case": "upper",
+    "lower_case": "lower",
+    "average": "avg",
+    "mean": "avg",
 }
 
 

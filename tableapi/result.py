@@ -48,11 +48,12 @@ class Row(tuple):
         return row
 
     def __getattr__(self, name: str) -> Any:
-        try:
-            return self[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(
-                f"Row has no field {name!r}; fields: {list(self._names)}") from None
+        # Read _names from __dict__: while copy/pickle rebuild a row it is not set yet, and
+        # self._names would call __getattr__ again (endless recursion).
+        names = self.__dict__.get("_names", ())
+        if name in names:
+            return self[names.index(name)]
+        raise AttributeError(f"Row has no field {name!r}; fields: {list(names)}")
 
     def as_dict(self) -> dict[str, Any]:
         return dict(zip(self._names, self, strict=True))
@@ -80,8 +81,11 @@ def tableau(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def fmt(values: Sequence[str], raw: Sequence[Any] | None) -> str:
         out = []
         for i, (v, w) in enumerate(zip(values, widths, strict=True)):
-            numeric = raw is not None and isinstance(raw[i], int | float | decimal.Decimal) \
+            numeric = (
+                raw is not None
+                and isinstance(raw[i], int | float | decimal.Decimal)
                 and not isinstance(raw[i], bool)
+            )
             out.append(v.rjust(w) if numeric else v.ljust(w))
         return "| " + " | ".join(out) + " |"
 

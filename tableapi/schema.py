@@ -78,8 +78,13 @@ class Schema:
     @property
     def physical_row_type(self) -> RowType:
         """What the source reads and a sink writes: physical columns only."""
-        return RowType(tuple(Field(c.name, self._column_type(c)) for c in self.columns
-                             if isinstance(c, PhysicalColumn)))
+        return RowType(
+            tuple(
+                Field(c.name, self._column_type(c))
+                for c in self.columns
+                if isinstance(c, PhysicalColumn)
+            )
+        )
 
     @property
     def row_type(self) -> RowType:
@@ -103,12 +108,14 @@ class Schema:
         """A JSON-able form; computed columns and the watermark are kept as SQL text."""
         return {
             "columns": [
-                {"name": c.name, "type": str(c.type.plain())} if isinstance(c, PhysicalColumn)
+                {"name": c.name, "type": str(c.type.plain())}
+                if isinstance(c, PhysicalColumn)
                 else {"name": c.name, "expr": str(c.expr)}
                 for c in self.columns
             ],
-            "watermark": None if self.watermark is None else
-            {"column": self.watermark.column, "expr": str(self.watermark.expr)},
+            "watermark": None
+            if self.watermark is None
+            else {"column": self.watermark.column, "expr": str(self.watermark.expr)},
             "primary_key": list(self.primary_key),
         }
 
@@ -132,8 +139,9 @@ class Schema:
             lines.append(str(self.watermark))
         if self.primary_key:
             keys = ", ".join(f"`{k}`" for k in self.primary_key)
-            lines.append(f"CONSTRAINT `PK_{'_'.join(self.primary_key)}` PRIMARY KEY ({keys})"
-                         " NOT ENFORCED")
+            lines.append(
+                f"CONSTRAINT `PK_{'_'.join(self.primary_key)}` PRIMARY KEY ({keys}) NOT ENFORCED"
+            )
         return "(\n  " + ",\n  ".join(lines) + "\n)"
 
 
@@ -183,8 +191,7 @@ class SchemaBuilder:
                 assert isinstance(data_type, DataType)
                 columns.append(PhysicalColumn(name, data_type))
                 continue
-            columns.append(ComputedColumn(name, expr, _computed_type(name, expr, physical,
-                                                                     names)))
+            columns.append(ComputedColumn(name, expr, _computed_type(name, expr, physical, names)))
         schema_row = RowType(tuple(Field(c.name, c.type) for c in columns))
         watermark = None
         if self._watermark is not None:
@@ -210,8 +217,9 @@ def _as_expression(expr: str | Expression, what: str) -> Expression:
     raise ValidationError(f"{what} needs an expression or SQL text, got {expr!r}.")
 
 
-def _computed_type(name: str, expr: Expression, physical: RowType, all_names: list[str]
-                   ) -> DataType:
+def _computed_type(
+    name: str, expr: Expression, physical: RowType, all_names: list[str]
+) -> DataType:
     where = f"computed column {name!r}"
     for node in expr.walk():
         if isinstance(node, InTable):

@@ -47,17 +47,26 @@ class EmbeddedServer:
         self._log: deque[str] = deque(maxlen=200)
 
     @classmethod
-    def start(cls, master: str = "local[2]", port: int | None = None,
-              conf: dict[str, str] | None = None) -> EmbeddedServer:
+    def start(
+        cls, master: str = "local[2]", port: int | None = None, conf: dict[str, str] | None = None
+    ) -> EmbeddedServer:
         port = port or free_port()
-        cmd = [sys.executable, "-m", "server_ext", "serve", "--port", str(port),
-               "--master", master]
+        cmd = [sys.executable, "-m", "server_ext", "serve", "--port", str(port), "--master", master]
         for k, v in (conf or {}).items():
             cmd += ["--conf", f"{k}={v}"]
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")}
-        process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, env=env, start_new_session=True)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+        }
+        process = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
         server = cls(process, port)
         ready = threading.Event()
         threading.Thread(target=server._pump, args=(ready,), daemon=True).start()
@@ -97,6 +106,8 @@ def connect(url: str):  # type: ignore[no-untyped-def]
     from pyspark.sql.connect.session import SparkSession
 
     try:
+        # The Connect client retries an absent server for minutes: fail fast instead.
+        socket.create_connection(_host_port(url), timeout=10).close()
         spark = SparkSession.builder.remote(url).create()
         marker = spark.conf.get(VERSION_CONF, None)
     except Exception as e:
@@ -110,6 +121,15 @@ def connect(url: str):  # type: ignore[no-untyped-def]
     check_server_version(url, marker)
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     return spark
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    """``sc://host:port/;token=...`` -> (host, port); Spark Connect's default port is 15002."""
+    if not url.startswith("sc://"):
+        raise ServerError(f"A remote must look like sc://host:15002, got {url!r}.")
+    authority = url[len("sc://") :].split("/", 1)[0]
+    host, _, port = authority.partition(":")
+    return host or "localhost", int(port or 15002)
 
 
 def check_server_version(url: str, marker: str | None) -> None:

@@ -23,13 +23,30 @@ from tableapi.expressions import Call, Expression, call, col, if_then_else, lit
 from tableapi.types import DataType
 
 _BINARY = {
-    exp.Add: "plus", exp.Sub: "minus", exp.Mul: "times", exp.Div: "divide", exp.Mod: "mod",
-    exp.EQ: "equals", exp.NEQ: "not_equals", exp.LT: "less_than",
-    exp.LTE: "less_than_or_equal", exp.GT: "greater_than", exp.GTE: "greater_than_or_equal",
-    exp.And: "and", exp.Or: "or", exp.Like: "like", exp.NullSafeEQ: "is_not_distinct_from",
+    exp.Add: "plus",
+    exp.Sub: "minus",
+    exp.Mul: "times",
+    exp.Div: "divide",
+    exp.Mod: "mod",
+    exp.EQ: "equals",
+    exp.NEQ: "not_equals",
+    exp.LT: "less_than",
+    exp.LTE: "less_than_or_equal",
+    exp.GT: "greater_than",
+    exp.GTE: "greater_than_or_equal",
+    exp.And: "and",
+    exp.Or: "or",
+    exp.Like: "like",
+    exp.NullSafeEQ: "is_not_distinct_from",
+    exp.NullSafeNEQ: "is_distinct_from",
 }
-_UNITS = {"SECOND": "seconds", "MINUTE": "minutes", "HOUR": "hours", "DAY": "days",
-          "MILLISECOND": "milliseconds"}
+_UNITS = {
+    "SECOND": "seconds",
+    "MINUTE": "minutes",
+    "HOUR": "hours",
+    "DAY": "days",
+    "MILLISECOND": "milliseconds",
+}
 
 
 def parse_expression(text: str) -> Expression:
@@ -87,19 +104,48 @@ def _convert(node: exp.Expression, text: str) -> Expression:
         return Call(_BINARY[type(node)], (conv(node.this), conv(node.expression)))
     if isinstance(node, exp.If):
         otherwise = node.args.get("false")
-        return if_then_else(conv(node.this), conv(node.args["true"]),
-                            conv(otherwise) if otherwise else lit(None))
+        return if_then_else(
+            conv(node.this), conv(node.args["true"]), conv(otherwise) if otherwise else lit(None)
+        )
     if isinstance(node, exp.Case):
+        operand = conv(node.this) if node.this else None  # CASE x WHEN 1 THEN ... (simple CASE)
         result: Expression = conv(node.args["default"]) if node.args.get("default") else lit(None)
         for branch in reversed(node.args["ifs"]):
-            result = if_then_else(conv(branch.this), conv(branch.args["true"]), result)
+            cond = conv(branch.this) if operand is None else operand == conv(branch.this)
+            result = if_then_else(cond, conv(branch.args["true"]), result)
         return result
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Star):
         return Call("count", ())
     if isinstance(node, exp.Anonymous):
         return call(node.name, *(conv(a) for a in node.expressions))
+    # sqlglot normalizes these to other functions or adds default arguments: undo that.
+    if (
+        isinstance(node, exp.Trim)
+        and node.args.get("position") in ("LEADING", "TRAILING")
+        and node.expression is None
+    ):
+        return call("ltrim" if node.args["position"] == "LEADING" else "rtrim", conv(node.this))
+    if isinstance(node, exp.Pad):
+        fill = node.args.get("fill_pattern")
+        return call(
+            "lpad" if node.args.get("is_left") else "rpad",
+            conv(node.this),
+            conv(node.expression),
+            *([conv(fill)] if fill is not None else []),
+        )
+    if isinstance(node, exp.Initcap):
+        return call("initcap", conv(node.this))  # drop sqlglot's default delimiters argument
+    if (
+        isinstance(node, exp.Log)
+        and node.expression is not None
+        and isinstance(node.this, exp.Literal)
+        and node.this.name == "10"
+    ):
+        return call("log10", conv(node.expression))
     if isinstance(node, exp.Func):
-        name = {"LENGTH": "char_length"}.get(node.sql_name(), node.sql_name())
+        name = {"LENGTH": "char_length", "DAY_OF_MONTH": "dayofmonth"}.get(
+            node.sql_name(), node.sql_name()
+        )
         return call(name, *(conv(a) for a in node.iter_expressions()))
     raise ValidationError(f"Unsupported SQL construct {node.sql()!r} in {text!r}.")
 

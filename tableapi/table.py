@@ -87,7 +87,8 @@ class Table:
             raise ValidationError("select() needs at least one expression.")
         if any(is_aggregate(e) for x in exprs for e in x.walk()):
             return GroupedTable(self, ()).select(*exprs)
-        return self._new(Project(self._plan, tuple(exprs), _names(exprs)))
+        # The names carry the aliases; bare expressions let renamed keys stay unique keys.
+        return self._new(Project(self._plan, tuple(strip_alias(e) for e in exprs), _names(exprs)))
 
     def where(self, predicate: Expression) -> Table:
         """Keep rows where ``predicate`` holds; ``col("x").in_(t)`` makes a semi join."""
@@ -120,12 +121,12 @@ class Table:
             inner = strip_alias(f)
             if not (f.output_name and isinstance(inner, Column) and f is not inner):
                 raise ValidationError(
-                    f"rename_columns() takes col('old').alias('new') terms; got {f}.")
+                    f"rename_columns() takes col('old').alias('new') terms; got {f}."
+                )
             self.row_type.field(inner.name, "rename_columns()")
             renames[inner.name] = f.output_name
         names = tuple(renames.get(n, n) for n in self.row_type.names)
-        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names),
-                                 names))
+        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names), names))
 
     def drop_columns(self, *fields: Field) -> Table:
         drop = set()
@@ -145,8 +146,7 @@ class Table:
                 f"alias() needs {len(self.row_type)} names for columns "
                 f"[{', '.join(self.row_type.names)}], got {len(names)}."
             )
-        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names),
-                                 names))
+        return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names), names))
 
     def distinct(self) -> Table:
         return self._new(Distinct(self._plan))
@@ -156,8 +156,10 @@ class Table:
         return GroupedTable(self, tuple(self._fields(fields)))
 
     def order_by(self, *fields: Field) -> Table:
-        keys = tuple(k if isinstance(k, Call) and k.name in ("asc", "desc") else k.asc
-                     for k in self._fields(fields))
+        keys = tuple(
+            k if isinstance(k, Call) and k.name in ("asc", "desc") else k.asc
+            for k in self._fields(fields)
+        )
         return self._new(Sort(self._plan, keys))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
@@ -234,8 +236,13 @@ class Table:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
         physical plan (needs the server)."""
         opt = self.optimized()
-        parts = ["== Abstract Syntax Tree ==", plan_explain.render(self._plan, optimized=False),
-                 "", "== Optimized Physical Plan ==", plan_explain.render(opt.plan, True)]
+        parts = [
+            "== Abstract Syntax Tree ==",
+            plan_explain.render(self._plan, optimized=False),
+            "",
+            "== Optimized Physical Plan ==",
+            plan_explain.render(opt.plan, True),
+        ]
         if opt.notes:
             parts += ["", "== Planner Notes ==", *opt.notes]
         if physical:
@@ -271,12 +278,16 @@ class GroupedTable:
         plan = t._plan
         # Group keys that are expressions are computed in a projection first.
         key_names = _names(self._keys, prefix="$g")
-        computed = [(k, n) for k, n in zip(self._keys, key_names, strict=True)
-                    if not isinstance(k, Column)]
+        computed = [
+            (k, n) for k, n in zip(self._keys, key_names, strict=True) if not isinstance(k, Column)
+        ]
         if computed:
             cols = [Column(n) for n in plan.row_type.names]
-            plan = Project(plan, tuple(cols) + tuple(strip_alias(k) for k, _ in computed),
-                           plan.row_type.names + tuple(n for _, n in computed))
+            plan = Project(
+                plan,
+                tuple(cols) + tuple(strip_alias(k) for k, _ in computed),
+                plan.row_type.names + tuple(n for _, n in computed),
+            )
         key_of = {strip_alias(k).key(): n for k, n in zip(self._keys, key_names, strict=True)}
         aggs: dict[tuple[Any, ...], tuple[str, Expression]] = {}
 
@@ -302,8 +313,9 @@ class GroupedTable:
         return t._new(Project(agg, tuple(strip_alias(f) for f in finals), out_names))
 
 
-def _names(exprs: list[Expression] | tuple[Expression, ...], prefix: str = "EXPR$"
-           ) -> tuple[str, ...]:
+def _names(
+    exprs: list[Expression] | tuple[Expression, ...], prefix: str = "EXPR$"
+) -> tuple[str, ...]:
     """Output names: the alias or column name, else Flink's ``EXPR$<position>``."""
     return tuple(e.output_name or f"{prefix}{i}" for i, e in enumerate(exprs))
 

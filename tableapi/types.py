@@ -64,6 +64,7 @@ _ALIASES = {
     "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP",
     "TIMESTAMP_NTZ": "TIMESTAMP",
     "TIMESTAMP WITH LOCAL TIME ZONE": "TIMESTAMP_LTZ",
+    "TIMESTAMPLTZ": "TIMESTAMP_LTZ",  # how sqlglot spells it in CAST(x AS TIMESTAMP_LTZ(3))
     "VOID": "NULL",
 }
 _NUMERIC_ORDER = ["TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE"]
@@ -163,9 +164,9 @@ NULL = DataType("NULL")
 def common_type(left: DataType, right: DataType) -> DataType | None:
     """The type both sides widen to (for arithmetic, comparison, CASE, UNION); None if none."""
     if left.name == "NULL":
-        return right
+        return right.with_nullable(True)
     if right.name == "NULL":
-        return left
+        return left.with_nullable(True)
     nullable = left.nullable or right.nullable
     if left.plain().with_nullable(True) == right.plain().with_nullable(True):
         return left.plain().with_nullable(nullable)
@@ -222,11 +223,19 @@ def from_spark(spark_type: object) -> DataType:
     from pyspark.sql import types as T
 
     table: list[tuple[type, str]] = [
-        (T.BooleanType, "BOOLEAN"), (T.ByteType, "TINYINT"), (T.ShortType, "SMALLINT"),
-        (T.IntegerType, "INT"), (T.LongType, "BIGINT"), (T.FloatType, "FLOAT"),
-        (T.DoubleType, "DOUBLE"), (T.StringType, "STRING"), (T.BinaryType, "BYTES"),
-        (T.DateType, "DATE"), (T.TimestampNTZType, "TIMESTAMP(6)"),
-        (T.TimestampType, "TIMESTAMP(6)"), (T.NullType, "NULL"),
+        (T.BooleanType, "BOOLEAN"),
+        (T.ByteType, "TINYINT"),
+        (T.ShortType, "SMALLINT"),
+        (T.IntegerType, "INT"),
+        (T.LongType, "BIGINT"),
+        (T.FloatType, "FLOAT"),
+        (T.DoubleType, "DOUBLE"),
+        (T.StringType, "STRING"),
+        (T.BinaryType, "BYTES"),
+        (T.DateType, "DATE"),
+        (T.TimestampNTZType, "TIMESTAMP(6)"),
+        (T.TimestampType, "TIMESTAMP(6)"),
+        (T.NullType, "NULL"),
     ]
     if isinstance(spark_type, T.DecimalType):
         return DataType("DECIMAL", (spark_type.precision, spark_type.scale))

@@ -53,8 +53,17 @@ _OPS: dict[str, Op] = {
     "count": lambda *a: F.count(a[0] if a else F.lit(1)),
 }
 # Spark gives another type than Flink for these: cast to the type the plan derived.
-_CAST_RESULT = {"floor", "ceil", "year", "quarter", "month", "dayofmonth", "hour", "minute",
-                "second"}
+_CAST_RESULT = {
+    "floor",
+    "ceil",
+    "year",
+    "quarter",
+    "month",
+    "dayofmonth",
+    "hour",
+    "minute",
+    "second",
+}
 
 
 def ref(name: str) -> SparkColumn:

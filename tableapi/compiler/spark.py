@@ -95,7 +95,8 @@ def _aggregate(node: Aggregate, go: Go, spark: SparkSession) -> DataFrame:
     grouped = go(node.input).groupBy(*(ref(k) for k in node.group_keys))
     if not aggs:
         return grouped.agg(F.count(F.lit(1)).alias("__n")).select(
-            *(ref(k) for k in node.group_keys))
+            *(ref(k) for k in node.group_keys)
+        )
     return grouped.agg(*aggs)
 
 
@@ -110,7 +111,8 @@ def _join(node: Join, go: Go, spark: SparkSession) -> DataFrame:
             else:
                 right = right.hint(SPARK_JOIN_HINTS[hint.name])
     combined = node.left.row_type.fields + tuple(
-        f for f in node.right.row_type.fields if f.name not in node.left.row_type)
+        f for f in node.right.row_type.fields if f.name not in node.left.row_type
+    )
     terms = [
         ref(k.left).eqNullSafe(ref(k.right)) if k.null_safe else ref(k.left) == ref(k.right)
         for k in node.equi_keys

@@ -75,8 +75,10 @@ def _optimized(node: PlanNode) -> str:
     if isinstance(node, Scan):
         return f"TableSourceScan({_table(node.table_name)}, fields={names})"
     if isinstance(node, Project):
-        cols = [str(e) if getattr(e, "name", None) == n else f"{e} AS {n}"
-                for e, n in zip(node.exprs, node.names, strict=True)]
+        cols = [
+            str(e) if getattr(e, "name", None) == n else f"{e} AS {n}"
+            for e, n in zip(node.exprs, node.names, strict=True)
+        ]
         return f"Calc(select={_list(cols)})"
     if isinstance(node, Filter):
         return f"Calc(select={names}, where=[{node.condition}])"
@@ -99,8 +101,11 @@ def _optimized(node: PlanNode) -> str:
 def _join(node: Join) -> str:
     keys = node.equi_keys or ()
     where = node.condition if node.condition is not None else "true"
-    parts = [f"joinType=[{node.kind.value}]", f"where=[{where}]",
-             f"select={_list(node.row_type.names)}"]
+    parts = [
+        f"joinType=[{node.kind.value}]",
+        f"where=[{where}]",
+        f"select={_list(node.row_type.names)}",
+    ]
     if keys:
         left_keys = tuple(k.left for k in keys)
         right_keys = tuple(k.right for k in keys)
@@ -112,8 +117,11 @@ def _join(node: Join) -> str:
     if node.residual is not None and keys:
         parts.append(f"nonEquiCondition=[{node.residual}]")
     if node.hints:
-        parts.append("hints=[" + ", ".join(f"[{h.name} {side}:{h.tables[0]}]"
-                                           for h, side in node.hints) + "]")
+        parts.append(
+            "hints=["
+            + ", ".join(f"[{h.name} {side}:{h.tables[0]}]" for h, side in node.hints)
+            + "]"
+        )
     return f"Join({', '.join(parts)})"
 
 
@@ -127,8 +135,11 @@ def render(node: PlanNode, optimized: bool) -> str:
         inputs = n.inputs
         for i, child in enumerate(inputs):
             last = i == len(inputs) - 1
-            visit(child, child_prefix + ("+- " if last else ":- "),
-                  child_prefix + ("   " if last else ":  "))
+            visit(
+                child,
+                child_prefix + ("+- " if last else ":- "),
+                child_prefix + ("   " if last else ":  "),
+            )
 
     visit(node, "", "")
     return "\n".join(lines)

@@ -22,6 +22,8 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import (
     Column,
     Expression,
+    InTable,
+    conjuncts,
     contains_aggregate,
     is_aggregate,
 )
@@ -53,8 +55,11 @@ class PlanNode:
     def transform_up(self, fn: Any) -> PlanNode:
         """Rebuild bottom-up; ``fn(node)`` returns a replacement or None to keep the node."""
         inputs = tuple(i.transform_up(fn) for i in self.inputs)
-        node = self if all(a is b for a, b in zip(inputs, self.inputs, strict=True)) \
+        node = (
+            self
+            if all(a is b for a, b in zip(inputs, self.inputs, strict=True))
             else self.with_inputs(inputs)
+        )
         replaced = fn(node)
         return node if replaced is None else replaced
 
@@ -123,8 +128,7 @@ class Scan(PlanNode):
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.declared, Schema):
-            row = self.declared.physical_row_type if self.physical_only \
-                else self.declared.row_type
+            row = self.declared.physical_row_type if self.physical_only else self.declared.row_type
         else:
             row = self.declared
         _set(self, "row_type", row)
@@ -176,10 +180,14 @@ class Project(PlanNode):
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:
         # A key survives when every key column is passed through (possibly renamed).
-        renamed = {e.name: n for e, n in zip(self.exprs, self.names, strict=True)
-                   if isinstance(e, Column)}
-        return tuple(tuple(renamed[c] for c in key) for key in self.input.unique_keys
-                     if all(c in renamed for c in key))
+        renamed = {
+            e.name: n for e, n in zip(self.exprs, self.names, strict=True) if isinstance(e, Column)
+        }
+        return tuple(
+            tuple(renamed[c] for c in key)
+            for key in self.input.unique_keys
+            if all(c in renamed for c in key)
+        )
 
 
 @attrs.frozen(eq=False)
@@ -198,6 +206,12 @@ class Filter(PlanNode):
         t = self._check_expr(self.condition, self.input.row_type, "where()")
         if t.name not in ("BOOLEAN", "NULL"):
             raise ValidationError(f"where() needs a BOOLEAN condition; {self.condition} is {t}.")
+        for term in conjuncts(self.condition):  # the semi-join rule needs IN as an AND term
+            if not isinstance(term, InTable) and any(isinstance(e, InTable) for e in term.walk()):
+                raise ValidationError(
+                    f"IN with a table is supported only as a top-level AND term of where(); "
+                    f"found it inside {term}."
+                )
         _set(self, "row_type", self.input.row_type)
 
     @property
@@ -251,9 +265,14 @@ class JoinKind(Enum):
 
     @property
     def spark_how(self) -> str:
-        return {"InnerJoin": "inner", "LeftOuterJoin": "left", "RightOuterJoin": "right",
-                "FullOuterJoin": "full", "LeftSemiJoin": "left_semi",
-                "LeftAntiJoin": "left_anti"}[self.value]
+        return {
+            "InnerJoin": "inner",
+            "LeftOuterJoin": "left",
+            "RightOuterJoin": "right",
+            "FullOuterJoin": "full",
+            "LeftSemiJoin": "left_semi",
+            "LeftAntiJoin": "left_anti",
+        }[self.value]
 
     @property
     def keeps_right_columns(self) -> bool:
@@ -329,10 +348,15 @@ class Join(PlanNode):
             left_nullable = self.kind in (JoinKind.RIGHT, JoinKind.FULL)
             right_nullable = self.kind in (JoinKind.LEFT, JoinKind.FULL)
             row = RowType(
-                tuple(Field(f.name, f.type.with_nullable(True) if left_nullable else f.type)
-                      for f in lrow)
-                + tuple(Field(f.name, f.type.with_nullable(True) if right_nullable else f.type)
-                        for f in rrow))
+                tuple(
+                    Field(f.name, f.type.with_nullable(True) if left_nullable else f.type)
+                    for f in lrow
+                )
+                + tuple(
+                    Field(f.name, f.type.with_nullable(True) if right_nullable else f.type)
+                    for f in rrow
+                )
+            )
         _set(self, "row_type", row)
 
     @property

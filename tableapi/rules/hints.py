@@ -19,8 +19,7 @@ def propagate_hints(plan: PlanNode) -> tuple[PlanNode, list[str]]:
     hinted table; returns the plan and notes on hints that applied to no join."""
     notes: list[str] = []
 
-    def attach(node: PlanNode, hints: tuple[Hint, ...], used: set[tuple[Hint, str]]
-               ) -> PlanNode:
+    def attach(node: PlanNode, hints: tuple[Hint, ...], used: set[tuple[Hint, str]]) -> PlanNode:
         def rewrite(n: PlanNode) -> PlanNode | None:
             if not isinstance(n, Join):
                 return None

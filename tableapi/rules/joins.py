@@ -40,8 +40,9 @@ def in_subquery_to_semi_join(plan: PlanNode) -> PlanNode:
             # A fresh name keeps the subquery's column from clashing with the outer row.
             inner = f"__in_{next(_fresh)}"
             renamed = Project(query, (Column(query.row_type.names[0]),), (inner,))
-            current = Join(current, renamed, JoinKind.SEMI, Call("equals", (sub.expr,
-                                                                              Column(inner))))
+            current = Join(
+                current, renamed, JoinKind.SEMI, Call("equals", (sub.expr, Column(inner)))
+            )
         rest = [t for t in terms if not isinstance(t, InTable)]
         return Filter(current, and_(*rest)) if rest else current
 
@@ -52,12 +53,16 @@ def merge_filters_into_inner_joins(plan: PlanNode) -> PlanNode:
     """``left.join(right).where(p)`` -> ``Join(inner, p)``: keys hidden in a where() count."""
 
     def rewrite(node: PlanNode) -> PlanNode | None:
-        if not (isinstance(node, Filter) and isinstance(node.input, Join)
-                and node.input.kind is JoinKind.INNER):
+        if not (
+            isinstance(node, Filter)
+            and isinstance(node.input, Join)
+            and node.input.kind is JoinKind.INNER
+        ):
             return None
         join = node.input
-        terms = ([] if join.condition is None else conjuncts(join.condition)) \
-            + conjuncts(node.condition)
+        terms = ([] if join.condition is None else conjuncts(join.condition)) + conjuncts(
+            node.condition
+        )
         return attrs.evolve(join, condition=and_(*terms))
 
     return plan.transform_up(rewrite)
@@ -78,8 +83,7 @@ def split_join_conditions(plan: PlanNode) -> PlanNode:
                 rest.append(term)
             else:
                 keys.append(key)
-        return attrs.evolve(node, equi_keys=tuple(keys),
-                            residual=and_(*rest) if rest else None)
+        return attrs.evolve(node, equi_keys=tuple(keys), residual=and_(*rest) if rest else None)
 
     return plan.transform_up(rewrite)
 
