@@ -199,9 +199,9 @@ def bench_compile(env: TableEnvironment, root: Path, runs: int, warmup: int) -> 
             f"(goal < {GOAL_MS:.0f} ms)"
         )
     print(
-        "Note: to_spark() stays on the client for file tables. For from_elements tables,\n"
-        "Connect's createDataFrame makes 2 calls per table: AnalyzePlan to parse the DDL\n"
-        "schema string on the server, and Config to read session settings."
+        "Note: to_spark() makes no server call for either kind: from_elements rows become a\n"
+        "LocalRelation built on the client (Connect's createDataFrame would make 2 calls per\n"
+        "table: AnalyzePlan to parse a DDL schema, Config to read session settings)."
     )
     for i in range(N_TABLES):
         env.drop_temporary_table(f"T{i}")

@@ -14,6 +14,7 @@ import datetime as dt
 import decimal
 import re
 from enum import Enum
+from typing import Any
 
 import attrs
 
@@ -243,6 +244,41 @@ def from_spark(spark_type: object) -> DataType:
         if isinstance(spark_type, cls):
             return DataType.parse(name)
     raise ValidationError(f"Spark type {spark_type} has no Table API counterpart yet.")
+
+
+def to_spark(data_type: DataType) -> Any:
+    """The pyspark ``DataType`` of a Flink type (the inverse of :func:`from_spark`)."""
+    from pyspark.sql import types as T
+
+    simple = {
+        "BOOLEAN": T.BooleanType,
+        "TINYINT": T.ByteType,
+        "SMALLINT": T.ShortType,
+        "INT": T.IntegerType,
+        "BIGINT": T.LongType,
+        "FLOAT": T.FloatType,
+        "DOUBLE": T.DoubleType,
+        "STRING": T.StringType,
+        "BYTES": T.BinaryType,
+        "DATE": T.DateType,
+        "TIMESTAMP": T.TimestampType,
+        "TIMESTAMP_LTZ": T.TimestampType,
+        "NULL": T.NullType,
+    }
+    if data_type.name == "DECIMAL":
+        return T.DecimalType(*data_type.params)
+    if data_type.name == "INTERVAL":
+        return T.DayTimeIntervalType(T.DayTimeIntervalType.DAY, T.DayTimeIntervalType.SECOND)
+    return simple[data_type.name]()
+
+
+def to_spark_struct(row: RowType) -> Any:
+    """The pyspark ``StructType`` of a row type, built locally (no server round trip)."""
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [T.StructField(f.name, to_spark(f.type), f.type.nullable) for f in row.fields]
+    )
 
 
 @attrs.frozen

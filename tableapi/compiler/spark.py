@@ -14,6 +14,7 @@ from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.connect.session import SparkSession
 
 from tableapi.compiler.expressions import ref, to_spark
+from tableapi.compiler.local_relation import local_dataframe
 from tableapi.errors import ValidationError
 from tableapi.expressions import Column
 from tableapi.plan.nodes import (
@@ -70,7 +71,7 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
             reader = reader.option(k, v)
         return reader.load(source.path)
     if isinstance(source, ElementsSource):
-        return spark.createDataFrame(list(source.rows), schema=node.row_type.spark_ddl)
+        return local_dataframe(source.rows, node.row_type, spark)
     if isinstance(source, SparkSource):
         return source.dataframe
     raise TypeError(f"unknown source {source!r}")
