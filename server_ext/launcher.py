@@ -71,7 +71,8 @@ def serve(
     SparkSession(sc)  # keeps the session (and the Connect plugin) alive
 
     shown_host = "localhost" if host in ("0.0.0.0", "127.0.0.1") else host
-    url = f"sc://{shown_host}:{port}" + (f"/;token={token}" if token else "")
+    # The token is a secret: logs show where it goes, not what it is.
+    url = f"sc://{shown_host}:{port}" + ("/;token=<TABLEAPI_TOKEN>" if token else "")
     print(f"Spark Connect server with server_ext {__version__} listening on {url}", flush=True)
 
     stop = threading.Event()

@@ -118,7 +118,13 @@ def connect(url: str):  # type: ignore[no-untyped-def]
             "Start one with: python -m server_ext serve --port 15002\n"
             "or in Docker: docker run -p 127.0.0.1:15002:15002 tableapi-server:latest"
         ) from None
-    check_server_version(url, marker)
+    try:
+        check_server_version(url, marker)
+    except ServerError:
+        # An open client blocks interpreter exit for minutes once its server is gone
+        # (pyspark's atexit clean-up retries): close the one we will not hand out.
+        spark.stop()
+        raise
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     return spark
 

@@ -203,14 +203,15 @@ class Table:
         """Rows of this table that have no match in ``right``."""
         return self._join(right, join_predicate, JoinKind.ANTI)
 
-    def with_hint(self, name: str, *tables: str, **options: Any) -> Table:
-        """Attach a join hint for the joins of this query that read ``tables``:
-        ``orders.join(product, ...).with_hint("BROADCAST", "Product")``."""
+    def with_hint(self, name: str, *tables: str | Table, **options: Any) -> Table:
+        """Attach a join hint for the joins of this query that read ``tables`` (names, or
+        Table objects that read one table): ``q.with_hint("BROADCAST", "Product")``."""
         upper = name.upper()
         if upper not in JOIN_HINTS:
             raise ValidationError(f"Unknown hint {name!r}. Known hints: {list(JOIN_HINTS)}.")
         if not tables:
             raise ValidationError(f"Hint {upper} needs the name of the table it applies to.")
+        tables = tuple(self._hinted_name(upper, t) for t in tables)
         read = self._plan.table_names()
         for t in tables:
             if t not in read:
@@ -220,6 +221,20 @@ class Table:
                 )
         hint = Hint(upper, tuple(tables), tuple(sorted((k, str(v)) for k, v in options.items())))
         return self._new(QueryHints(self._plan, (hint,)))
+
+    @staticmethod
+    def _hinted_name(hint: str, table: str | Table) -> str:
+        if isinstance(table, str):
+            return table
+        if isinstance(table, Table):
+            names = table._plan.table_names()
+            if len(names) == 1:
+                return next(iter(names))
+            raise ValidationError(
+                f"Hint {hint} got a Table that reads [{', '.join(sorted(names))}]; name the one "
+                "table the hint applies to."
+            )
+        raise ValidationError(f"Hint {hint} needs table names, got {type(table).__name__}.")
 
     def _same_env(self, other: Table) -> Table:
         if not isinstance(other, Table):

@@ -8,19 +8,41 @@ testcontainers), ``local`` (``python -m server_ext serve`` as a child process) o
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tableapi import TableEnvironment
+from tests.servers import TestServer, start_test_server
 
 
 @pytest.fixture(scope="session")
-def server_url() -> Iterator[str]:
-    from tests.servers import start_test_server
+def test_server(pytestconfig: pytest.Config) -> Iterator[TestServer]:
+    """The one server of the run (see tests/servers.py)."""
+    with start_test_server(os.environ.get("TABLEAPI_TEST_SERVER", "auto")) as server:
+        reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+        capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
+        if reporter is not None and capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(f"\n[test server] {server.kind} at {server.url} ({server.why})")
+        yield server
 
-    with start_test_server(os.environ.get("TABLEAPI_TEST_SERVER", "auto")) as url:
-        yield url
+
+@pytest.fixture(scope="session")
+def server_url(test_server: TestServer) -> str:
+    return test_server.url
+
+
+@pytest.fixture
+def shared_dir(test_server: TestServer, request: pytest.FixtureRequest) -> Path:
+    """A fresh directory the server reads and writes at the same path (for file tables)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:60]
+    path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=test_server.shared_dir))
+    path.chmod(0o777)
+    return path
 
 
 @pytest.fixture

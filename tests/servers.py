@@ -1,25 +1,165 @@
-"""How the test suite gets a Spark Connect server with server_ext."""
+"""How the test suite gets a Spark Connect server with server_ext.
+
+Two ways, one contract (a ``sc://`` URL plus a directory both sides see at the same path):
+
+- ``docker``: the image built by ``docker/build.sh`` (``tableapi-server:<version>``), started
+  with testcontainers; the shared directory is bind-mounted at its own path.
+- ``local``: ``python -m server_ext serve`` as a child process of the test run.
+
+``auto`` picks docker when a Docker engine answers and the image is at least as new as the
+project's sources (a stale image would test old server code), else local, and says why.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import socket
+import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
-from tableapi.session import EmbeddedServer
+import attrs
+
+from tableapi.session import CLIENT_VERSION, EmbeddedServer, connect
+
+IMAGE = f"tableapi-server:{CLIENT_VERSION}"
+CONTAINER_PORT = 15002
+READY_LOG = re.compile(r"listening on sc://")
+START_TIMEOUT_S = 180
+OWNER_LABEL = "tableapi.tests.owner"  # host:pid of the test run that started the container
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("tableapi", "server_ext", "pyproject.toml", "docker/Dockerfile")
+
+
+@attrs.frozen
+class TestServer:
+    """A running server as the tests see it."""
+
+    __test__ = False  # not a pytest test class
+
+    url: str
+    kind: str  # "docker" or "local"
+    shared_dir: Path  # files written here are readable by the server at the same path
+    container_id: str | None = None
+    why: str = ""
 
 
 @contextlib.contextmanager
-def local_server() -> Iterator[str]:
+def start_test_server(kind: str) -> Iterator[TestServer]:
+    """Start the server ``kind`` asks for (``auto``, ``local`` or ``docker``)."""
+    if kind not in ("auto", "local", "docker"):
+        raise ValueError(f"TABLEAPI_TEST_SERVER must be auto, local or docker; got {kind!r}")
+    why = f"TABLEAPI_TEST_SERVER={kind}"
+    if kind == "auto":
+        problem = docker_unavailable()
+        kind, why = ("local", problem) if problem else ("docker", f"image {IMAGE} is current")
+    elif kind == "docker" and (problem := docker_unavailable(check_age=False)):
+        raise RuntimeError(f"TABLEAPI_TEST_SERVER=docker, but {problem}")
+    # World-writable: in the container the server runs as uid 10001 and writes sink files here.
+    shared = Path(tempfile.mkdtemp(prefix="tableapi-tests-"))
+    shared.chmod(0o777)
+    server = docker_server if kind == "docker" else local_server
+    with server(shared) as (url, container_id):
+        wait_for_first_query(url)
+        yield TestServer(url, kind, shared, container_id, why)
+
+
+def docker_unavailable(check_age: bool = True) -> str | None:
+    """Why the docker path cannot be used here, or None when it can."""
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as e:
+        return f"no Docker engine answers ({type(e).__name__})"
+    try:
+        image = client.images.get(IMAGE)
+    except Exception:
+        return f"image {IMAGE} is missing (build it: bash docker/build.sh)"
+    if check_age:
+        from datetime import datetime, timezone
+
+        stamp = image.attrs["Created"][:19]  # e.g. 2026-11-23T10:40:12.123456789Z, in UTC
+        created = datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc).timestamp()
+        newest = max(_mtimes(ROOT / p) for p in SOURCES)
+        if newest > created:
+            return f"image {IMAGE} is older than the sources (rebuild: bash docker/build.sh)"
+    return None
+
+
+def _mtimes(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_mtime
+    return max((p.stat().st_mtime for p in path.rglob("*.py")), default=0.0)
+
+
+@contextlib.contextmanager
+def docker_server(shared: Path) -> Iterator[tuple[str, str | None]]:
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # no ryuk image here
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+    remove_orphans()
+    container = (
+        DockerContainer(IMAGE)
+        .with_kwargs(labels={OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"})
+        .with_exposed_ports(CONTAINER_PORT)
+        .with_volume_mapping(str(shared), str(shared), "rw")
+        .waiting_for(LogMessageWaitStrategy(READY_LOG).with_startup_timeout(START_TIMEOUT_S))
+    )
+    container.start()
+    try:
+        host = container.get_container_host_ip()
+        port = container.get_exposed_port(CONTAINER_PORT)
+        yield f"sc://{host}:{port}", container.get_wrapped_container().id
+    finally:
+        container.stop()
+
+
+def remove_orphans() -> None:
+    """Remove test servers left by runs that were killed (without ryuk nothing else does)."""
+    import docker
+
+    client = docker.from_env()
+    for c in client.containers.list(all=True, filters={"label": OWNER_LABEL}):
+        host, _, pid = c.labels[OWNER_LABEL].rpartition(":")
+        if host == socket.gethostname() and not _alive(int(pid)):
+            c.remove(force=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def local_server(shared: Path) -> Iterator[tuple[str, str | None]]:
     server = EmbeddedServer.start(master="local[2]")
     try:
-        yield server.url
+        yield server.url, None
     finally:
         server.stop()
 
 
-@contextlib.contextmanager
-def start_test_server(kind: str) -> Iterator[str]:
-    if kind not in ("auto", "local", "docker"):
-        raise ValueError(f"TABLEAPI_TEST_SERVER must be auto, local or docker; got {kind!r}")
-    with local_server() as url:
-        yield url
+def wait_for_first_query(url: str, timeout_s: float = 60) -> None:
+    """The gRPC port can answer before the session is usable: run one query to be sure."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            spark = connect(url)
+            assert spark.range(1).collect()[0][0] == 0
+            spark.stop()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)

@@ -20,6 +20,7 @@ from tableapi.expressions import (
     UserCall,
 )
 from tableapi.types import RowType
+from tableapi.types import to_spark as spark_type
 
 Op = Callable[..., SparkColumn]
 
@@ -84,7 +85,9 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
         return to_spark(expr.expr, row).cast(expr.to.spark_ddl)
     if isinstance(expr, UserCall):
         fn = expr.function
-        spark_udf = F.udf(fn.func, returnType=fn.result_type.spark_ddl)
+        # An explicit type object and useArrow: F.udf would otherwise ask the *active* Spark
+        # session (maybe another server's, or a stopped one) for its settings.
+        spark_udf = F.udf(fn.func, returnType=spark_type(fn.result_type), useArrow=False)
         if not fn.deterministic:
             spark_udf = spark_udf.asNondeterministic()
         return spark_udf(*(to_spark(a, row) for a in expr.args))

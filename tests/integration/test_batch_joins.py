@@ -124,12 +124,14 @@ def test_three_way_join_with_projection_and_aggregate(env: TableEnvironment) -> 
     ],
 )
 def test_hint_reaches_spark_physical_plan(
-    env: TableEnvironment, tmp_path, hint: str, operator: str
+    env: TableEnvironment, shared_dir, hint: str, operator: str
 ) -> None:
     from tests.integration.files import register_json
 
-    register_json(env, tmp_path, "Orders", "order_id BIGINT, product_id BIGINT, amount INT", ORDERS)
-    register_json(env, tmp_path, "Product", "id BIGINT, name STRING, price INT", PRODUCTS)
+    register_json(
+        env, shared_dir, "Orders", "order_id BIGINT, product_id BIGINT, amount INT", ORDERS
+    )
+    register_json(env, shared_dir, "Product", "id BIGINT, name STRING, price INT", PRODUCTS)
     table = (
         env.from_path("Orders")
         .join(env.from_path("Product"), col("product_id") == col("id"))
@@ -142,10 +144,10 @@ def test_hint_reaches_spark_physical_plan(
     assert as_bag(table.execute().collect()) == as_bag(expected)
 
 
-def test_unused_hint_is_ignored_and_explained(env: TableEnvironment, tmp_path) -> None:
+def test_unused_hint_is_ignored_and_explained(env: TableEnvironment, shared_dir) -> None:
     from tests.integration.files import register_json
 
-    register_json(env, tmp_path, "Product", "id BIGINT, name STRING, price INT", PRODUCTS)
+    register_json(env, shared_dir, "Product", "id BIGINT, name STRING, price INT", PRODUCTS)
     table = env.from_path("Product").where(col("price") > 2).with_hint("BROADCAST", "Product")
     assert "applies to no join" in table.explain()
     assert len(table.execute().collect()) == len([p for p in PRODUCTS if p[2] > 2])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 import subprocess
 import sys
@@ -10,7 +12,7 @@ import time
 
 import pytest
 
-from tableapi import ServerError, TableEnvironment, col
+from tableapi import ServerError, TableEnvironment, col, udf
 from tableapi.session import VERSION_CONF, check_server_version, free_port
 
 PLAIN_SERVER = textwrap.dedent("""
@@ -107,3 +109,31 @@ def test_to_spark_hands_over_a_connect_dataframe(env: TableEnvironment) -> None:
     assert [tuple(r) for r in df.collect()] == [(2, "b")]
     back = env.from_spark(df.selectExpr("id * 10 AS x"))
     assert [tuple(r) for r in back.execute().collect()] == [(20,)]
+
+
+def test_the_server_runs_where_the_fixture_says(env: TableEnvironment, test_server) -> None:
+    """With the docker fixture, Python workers run in the container (its hostname is the
+    container id's first 12 characters); with the local one, on this machine."""
+    hostname = udf(lambda _: socket.gethostname(), "STRING", name="hostname")
+    table = env.from_elements([(1,)], ["a"]).select(hostname(col("a")).alias("host"))
+    remote = table.execute().collect()[0][0]
+    if test_server.kind == "docker":
+        assert remote == test_server.container_id[:12]
+        assert remote != socket.gethostname()
+    else:
+        assert remote == socket.gethostname()
+    if os.environ.get("TABLEAPI_TEST_SERVER") == "docker":
+        assert test_server.kind == "docker"
+
+
+def test_a_client_of_another_version_gets_a_clear_error(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tableapi import __version__, session
+
+    monkeypatch.setattr(session, "CLIENT_VERSION", "0.0.9")
+    env = TableEnvironment.create(remote=server_url)
+    with pytest.raises(ServerError, match=rf"runs server_ext {re.escape(__version__)}, but") as e:
+        env.from_elements([(1,)], ["a"]).execute().collect()
+    assert "this client is 0.0.9" in str(e.value)
+    assert "pip install flink-tableapi-spark==0.0.9" in str(e.value)

@@ -547,6 +547,14 @@ def test_with_hint_naming_a_table_the_query_does_not_read(catalog):
         t.with_hint("shuffle_hash", "Shipments")
 
 
+def test_with_hint_accepts_a_table_that_reads_one_table(catalog):
+    product = catalog.from_path("Product")
+    t = catalog.from_path("Orders").join(product, col("product_id") == col("id"))
+    assert t.with_hint("BROADCAST", product.select(col("id")))._plan.hints[0].tables == ("Product",)
+    with pytest.raises(ValidationError, match=r"got a Table that reads \[Orders, Product\]"):
+        t.with_hint("BROADCAST", t)
+
+
 # -- IN with a table --------------------------------------------------------------------------
 def test_in_with_a_two_column_table(orders, products):
     with pytest.raises(
