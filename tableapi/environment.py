@@ -15,16 +15,21 @@ import decimal
 import itertools
 import re
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tableapi import session
 from tableapi.compiler import compile_plan
+from tableapi.compiler.streaming import CompiledStream, compile_stream
 from tableapi.descriptor import TableDescriptor
+from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
+from tableapi.plan.explain import render
 from tableapi.plan.nodes import ElementsSource, FileSource, PlanNode, Scan, SparkSource
-from tableapi.result import TableResult
+from tableapi.plan.streaming import ChangelogMode, changelog_mode, check_streaming
+from tableapi.result import StreamingTableResult, TableResult
 from tableapi.schema import Schema
 from tableapi.table import Table
 from tableapi.types import DataType, Field, RowType, from_spark, type_of_value
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
 MODES = ("batch", "streaming")
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 _embedded: session.EmbeddedServer | None = None
 _embedded_lock = threading.Lock()
 _anonymous = itertools.count()
@@ -77,6 +84,12 @@ class TableEnvironment:
         """A new environment. Without ``remote`` the first query starts an embedded server
         (``python -m server_ext serve`` on a free port) shared by this process."""
         return cls(mode, remote, master)
+
+    @property
+    def default_state_ttl_ms(self) -> int | None:
+        """``table.exec.state.ttl`` in milliseconds; None (or 0) keeps join state forever."""
+        value = self.config.get("table.exec.state.ttl")
+        return (parse_duration_ms(value, "table.exec.state.ttl") or None) if value else None
 
     # -- connection ----------------------------------------------------------------------------
     @property
@@ -126,7 +139,12 @@ class TableEnvironment:
             )
         if isinstance(entry, Table):
             return entry
-        source = FileSource(entry.path, entry.format, entry.reader_options)
+        source = FileSource(
+            entry.path,
+            entry.format,
+            entry.reader_options,
+            entry.options.get("changelog.op-column"),
+        )
         return Table(Scan(path, source, entry.table_schema), self)
 
     def descriptor(self, path: str) -> TableDescriptor:
@@ -198,12 +216,38 @@ class TableEnvironment:
         return compile_plan(plan, self.spark)
 
     def _execute(self, plan: PlanNode) -> DataFrame:
+        """The batch DataFrame of an optimized plan."""
         if self.mode == "streaming":
-            raise ValidationError(
-                "Streaming execution is not available yet; create the environment with "
-                "TableEnvironment.create(mode='batch')."
-            )
+            raise ValidationError("internal: a streaming plan went to the batch compiler")
         return self._compile(plan)
+
+    def _run(self, table: Table) -> TableResult:
+        """``Table.execute()``: a finished batch result, or a running streaming query."""
+        plan = table.optimized().plan
+        if self.mode == "batch":
+            return TableResult(self._execute(plan), table.row_type)
+        check_streaming(plan)
+        compiled = compile_stream(plan, self.spark, self.default_state_ttl_ms)
+        name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
+        writer = compiled.dataframe.writeStream.format("memory").queryName(name)
+        query = self._start(writer.outputMode("append"), compiled, name)
+        has_kind = compiled.mode is ChangelogMode.ALL
+        return StreamingTableResult(query, self.spark, name, table.row_type, has_kind)
+
+    def _start(self, writer: Any, compiled: CompiledStream, name: str) -> Any:
+        """Start a streaming query with the settings its operators need."""
+        # The state store is chosen per query: server_ext's processors need RocksDB; Spark's
+        # native joins are faster on the default HDFS-backed store (DESIGN.md).
+        provider = ROCKSDB_PROVIDER if compiled.uses_operator else HDFS_PROVIDER
+        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass", provider)
+        if compiled.processing_time:
+            # Otherwise processAllAvailable() never returns with timeMode ProcessingTime.
+            self.spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+        checkpoints = self.config.get("execution.checkpointing.dir")
+        if checkpoints:
+            job = self.config.get("pipeline.name") or name
+            writer = writer.option("checkpointLocation", f"{checkpoints.rstrip('/')}/{job}")
+        return writer.start()
 
     def _insert(self, table: Table, path: str, overwrite: bool) -> TableResult:
         sink = self.descriptor(path)
@@ -223,9 +267,41 @@ class TableEnvironment:
                 for s, p in zip(source, physical, strict=True)
             )
         )
-        df = self._execute(projected.optimized().plan)
-        df.write.format(sink.format).mode("overwrite" if overwrite else "append").save(sink.path)
-        return TableResult(None, physical)
+        plan = projected.optimized().plan
+        if self.mode == "batch":
+            df = self._execute(plan)
+            mode = "overwrite" if overwrite else "append"
+            df.write.format(sink.format).mode(mode).save(sink.path)
+            return TableResult(None, physical)
+        check_streaming(plan)
+        compiled = compile_stream(plan, self.spark, self.default_state_ttl_ms)
+        if compiled.mode is not ChangelogMode.INSERT_ONLY:
+            raise ValidationError(
+                f"Table sink '{path}' doesn't support consuming update and delete changes "
+                f"which are produced by {_first_updating_node(plan)}. The filesystem sink is "
+                "append-only: insert an insert-only query (e.g. an inner join of insert-only "
+                "tables), or use execute() to see the changelog."
+            )
+        if overwrite:
+            raise ValidationError("overwrite=True is for batch mode; a streaming insert appends.")
+        name = f"tableapi_insert_{path}"
+        writer = compiled.dataframe.writeStream.format(sink.format).option("path", sink.path)
+        if not self.config.get("execution.checkpointing.dir"):
+            # A file sink needs a checkpoint; keep it beside the data ('_' files are not read).
+            writer = writer.option("checkpointLocation", f"{sink.path.rstrip('/')}/_checkpoint")
+        query = self._start(writer.outputMode("append"), compiled, name)
+        return StreamingTableResult(query, self.spark, None, physical, False)
+
+
+def _first_updating_node(plan: PlanNode) -> str:
+    """The lowest node that turns insert-only inputs into updates (for error messages)."""
+    for node in reversed(list(plan.walk())):
+        inputs_insert_only = all(
+            changelog_mode(i) is ChangelogMode.INSERT_ONLY for i in node.inputs
+        )
+        if changelog_mode(node) is ChangelogMode.ALL and inputs_insert_only:
+            return render(node, optimized=True).splitlines()[0]
+    return "its input"
 
 
 def _embedded_server(master: str) -> session.EmbeddedServer:

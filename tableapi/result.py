@@ -138,3 +138,90 @@ class TableResult:
 
     def wait(self, timeout_s: float | None = None) -> None:
         """Block until the job is done (a batch job is done when execute() returns)."""
+
+    def cancel(self) -> None:
+        """Nothing to stop: a batch job has finished when execute() returns."""
+
+
+def apply_changelog(rows: Sequence[Row]) -> list[tuple[Any, ...]]:
+    """The table a changelog describes: +I/+U add a row, -U/-D remove one (a multiset, so
+    the order of changes within a batch does not matter). Rows in first-insert order."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for r in rows:
+        key = tuple(r)
+        delta = 1 if r.kind in (RowKind.INSERT, RowKind.UPDATE_AFTER) else -1
+        counts[key] = counts.get(key, 0) + delta
+    broken = [k for k, n in counts.items() if n < 0]
+    if broken:
+        raise RuntimeError(
+            f"The changelog retracts rows it never inserted, e.g. {broken[0]}: the result is "
+            "incomplete (was the query restarted without its checkpoint?)."
+        )
+    return [k for k, n in counts.items() for _ in range(n)]
+
+
+class StreamingTableResult(TableResult):
+    """A running streaming query whose changelog is collected on the server (memory sink).
+
+    Example::
+
+        result = orders.left_outer_join(product, col("product_id") == col("id")).execute()
+        result.process_all_available()   # wait until every file present has been read
+        result.print()                   # +I[...] / -D[...] lines, Flink style
+        table = result.materialize()     # the changelog applied: the current result table
+        result.cancel()
+    """
+
+    def __init__(
+        self,
+        query: Any,
+        spark: Any,
+        sink_table: str | None,
+        row_type: RowType,
+        has_kind: bool,
+    ) -> None:
+        super().__init__(None, row_type)
+        self.query = query
+        self._spark = spark
+        self._sink_table = sink_table
+        self._has_kind = has_kind
+
+    def process_all_available(self) -> StreamingTableResult:
+        """Block until the query has processed everything its sources hold now."""
+        self.query.processAllAvailable()
+        return self
+
+    def collect(self) -> list[Row]:
+        """Every change emitted so far, each with its :class:`RowKind`."""
+        if self._sink_table is None:
+            return []
+        names = self.row_type.names
+        rows = self._spark.table(self._sink_table).collect()
+        if not self._has_kind:
+            return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
+        return [Row.of(RowKind(r[-1]), names, tuple(r)[:-1]) for r in rows]
+
+    def print(self) -> None:
+        """The changelog so far, one ``+I[...]`` / ``-U[...]`` / ``+U[...]`` / ``-D[...]``
+        line per change."""
+        for r in self.collect():
+            print(repr(r))
+
+    def materialize(self) -> pd.DataFrame:
+        """The current result table: the changelog so far, applied."""
+        import pandas as pd
+
+        return pd.DataFrame(apply_changelog(self.collect()), columns=list(self.row_type.names))
+
+    to_pandas = materialize
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Block until the query stops (or ``timeout_s`` passes)."""
+        if timeout_s is None:
+            self.query.awaitTermination()
+        else:
+            self.query.awaitTermination(timeout_s)
+
+    def cancel(self) -> None:
+        """Stop the query (its checkpoint, if configured, lets a new one resume)."""
+        self.query.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.expressions import (
     Call,
@@ -36,6 +37,7 @@ from tableapi.plan.nodes import (
     Sort,
     Union,
 )
+from tableapi.plan.streaming import check_streaming
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan, optimize
 from tableapi.types import RowType
@@ -207,8 +209,12 @@ class Table:
         """Attach a join hint for the joins of this query that read ``tables`` (names, or
         Table objects that read one table): ``q.with_hint("BROADCAST", "Product")``."""
         upper = name.upper()
+        if upper == "STATE_TTL":
+            return self._state_ttl_hint(tables, options)
         if upper not in JOIN_HINTS:
-            raise ValidationError(f"Unknown hint {name!r}. Known hints: {list(JOIN_HINTS)}.")
+            raise ValidationError(
+                f"Unknown hint {name!r}. Known hints: {[*JOIN_HINTS, 'STATE_TTL']}."
+            )
         if not tables:
             raise ValidationError(f"Hint {upper} needs the name of the table it applies to.")
         tables = tuple(self._hinted_name(upper, t) for t in tables)
@@ -220,6 +226,29 @@ class Table:
                     f"[{', '.join(sorted(read))}]."
                 )
         hint = Hint(upper, tuple(tables), tuple(sorted((k, str(v)) for k, v in options.items())))
+        return self._new(QueryHints(self._plan, (hint,)))
+
+    def _state_ttl_hint(self, tables: tuple[Any, ...], options: dict[str, Any]) -> Table:
+        """``with_hint("STATE_TTL", Orders="1d", Product="12h")``: state retention per input
+        table of the joins that read it (Flink's STATE_TTL hint; ``0`` keeps state forever)."""
+        if tables or not options:
+            raise ValidationError(
+                "STATE_TTL takes a TTL per table name as keyword arguments, e.g. "
+                'with_hint("STATE_TTL", Orders="1d", Product="12h").'
+            )
+        read = self._plan.table_names()
+        for table, ttl in options.items():
+            if table not in read:
+                raise ValidationError(
+                    f"Hint STATE_TTL names table {table!r}, but this query reads only "
+                    f"[{', '.join(sorted(read))}]."
+                )
+            parse_duration_ms(ttl, f"STATE_TTL of {table}")
+        hint = Hint(
+            "STATE_TTL",
+            tuple(sorted(options)),
+            tuple(sorted((k, str(v)) for k, v in options.items())),
+        )
         return self._new(QueryHints(self._plan, (hint,)))
 
     @staticmethod
@@ -251,12 +280,15 @@ class Table:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
         physical plan (needs the server)."""
         opt = self.optimized()
+        streaming = self._env.mode == "streaming"
+        if streaming:
+            check_streaming(opt.plan)
         parts = [
             "== Abstract Syntax Tree ==",
             plan_explain.render(self._plan, optimized=False),
             "",
             "== Optimized Physical Plan ==",
-            plan_explain.render(opt.plan, True),
+            plan_explain.render(opt.plan, True, streaming, self._env.default_state_ttl_ms),
         ]
         if opt.notes:
             parts += ["", "== Planner Notes ==", *opt.notes]
@@ -273,7 +305,7 @@ class Table:
 
     def execute(self) -> TableResult:
         """Run the query; returns a :class:`TableResult` to collect, print or materialize."""
-        return TableResult(self._env._execute(self.optimized().plan), self.row_type)
+        return self._env._run(self)
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
         """Write into a catalog table's files (its physical columns, by position)."""

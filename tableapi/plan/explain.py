@@ -23,16 +23,7 @@ from tableapi.plan.nodes import (
     Sort,
     Union,
 )
-
-
-def input_spec(node: PlanNode, join_keys: tuple[str, ...]) -> str:
-    """Flink's JoinInputSideSpec, chosen from the input's unique keys and the join keys."""
-    keys = node.unique_keys
-    if any(key and set(key) <= set(join_keys) for key in keys):
-        return "JoinKeyContainsUniqueKey"
-    if keys:
-        return "HasUniqueKey"
-    return "NoUniqueKey"
+from tableapi.plan.streaming import changelog_mode, input_spec, join_strategy, state_ttl_ms
 
 
 def _table(name: str) -> str:
@@ -125,10 +116,39 @@ def _join(node: Join) -> str:
     return f"Join({', '.join(parts)})"
 
 
-def render(node: PlanNode, optimized: bool) -> str:
-    """The plan as an indented tree, Flink's ``:-`` / ``+-`` style."""
+def _streaming(node: PlanNode, default_ttl_ms: int | None) -> str:
+    """The optimized node's text plus what streaming adds: the join operator, state TTL and
+    the changelog mode (Flink's ``changelogMode=[...]``)."""
+    text = _optimized(node)
+    extra = []
+    if isinstance(node, Join):
+        strategy = join_strategy(node, default_ttl_ms)
+        extra.append(
+            "operator=[spark stream-stream join]"
+            if strategy == "native"
+            else "operator=[server_ext join processor]"
+        )
+        for side in ("left", "right"):
+            ttl = state_ttl_ms(node, side, default_ttl_ms)
+            if ttl is not None:
+                extra.append(f"{side}StateTtl=[{ttl} ms]")
+    extra.append(f"changelogMode=[{changelog_mode(node)}]")
+    return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
+
+
+def render(
+    node: PlanNode, optimized: bool, streaming: bool = False, default_ttl_ms: int | None = None
+) -> str:
+    """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
+    optimized plan also shows changelog modes, join operators and state TTLs."""
     lines: list[str] = []
-    describe = _optimized if optimized else _logical
+    if optimized and streaming:
+
+        def describe(n: PlanNode) -> str:
+            return _streaming(n, default_ttl_ms)
+
+    else:
+        describe = _optimized if optimized else _logical
 
     def visit(n: PlanNode, prefix: str, child_prefix: str) -> None:
         lines.append(prefix + describe(n))

@@ -88,6 +88,9 @@ class FileSource:
     path: str
     format: str
     options: tuple[tuple[str, str], ...] = ()
+    # ``changelog.op-column``: the column holding each row's kind (+I/-U/+U/-D or I/UB/UA/D);
+    # read from the files, never part of the table.
+    op_column: str | None = None
 
     def __str__(self) -> str:
         return f"filesystem, path={self.path}, format={self.format}"

@@ -525,7 +525,7 @@ def test_with_hint_unknown_name(catalog):
         ValidationError,
         match=r"Unknown hint 'FAST'\. Known hints: \['BROADCAST', "
         r"'SHUFFLE_HASH', 'SHUFFLE_MERGE', 'MERGE', "
-        r"'SHUFFLE_REPLICATE_NL'\]",
+        r"'SHUFFLE_REPLICATE_NL', 'STATE_TTL'\]",
     ):
         t.with_hint("FAST", "Product")
 
@@ -602,14 +602,13 @@ def test_project_needs_one_name_per_expression(env):
 
 
 # -- running ----------------------------------------------------------------------------------
-def test_streaming_execution_is_refused_before_connecting():
+def test_streaming_from_elements_is_refused_before_connecting():
     env = TableEnvironment.create(mode="streaming")
     t = env.from_elements([(1,)], ["id"])
     with pytest.raises(
         ValidationError,
-        match=r"Streaming execution is not available yet; create "
-        r"the environment with "
-        r"TableEnvironment.create\(mode='batch'\)",
+        match=r"comes from from_elements\(\), a bounded input: in streaming mode read a "
+        r"filesystem table",
     ):
         t.execute()
     assert env._spark is None

@@ -1,0 +1,1 @@
+"""Flink-style join operators that run inside Spark as transformWithState processors."""

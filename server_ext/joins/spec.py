@@ -1,0 +1,126 @@
+"""The contract between the client's compiler and the server's join operators.
+
+The client (``tableapi/compiler``) builds a :class:`JoinSpec`, tags each input row with its
+side and row kind, unions the two inputs and runs::
+
+    union.groupBy(*key_columns).transformWithState(
+        RegularJoinProcessor(spec), spec.output_struct_ddl(), "Append", "ProcessingTime")
+
+This module must not import ``tableapi`` (the server may run without the client package
+layers above it) and everything here must pickle by reference (it ships inside the
+processor).
+
+Input rows (the union of both sides), columns in this order:
+
+=============  ==========  ==================================================================
+``__k0..``     key types   the equi-join key values (the grouping columns), one per key
+``__side``     TINYINT     0 = left input, 1 = right input
+``__kind``     TINYINT     Flink RowKind: 0 = +I, 1 = -U, 2 = +U, 3 = -D
+``__seq``      BIGINT      arrival order within the micro-batch (process rows by it)
+``__l``        STRUCT      the left row (null on right rows)
+``__r``        STRUCT      the right row (null on left rows)
+=============  ==========  ==================================================================
+
+Output rows: ``__kind`` (TINYINT, as above) then the left fields then the right fields
+(null-padded on the side without a match); semi and anti joins output the left fields only.
+
+Conditions (residual, non-equi predicates) travel as a small expression tree of tuples:
+
+- ``("col", "l" | "r", index)``: a field of the left or right row
+- ``("lit", value)``: a Python constant (None is SQL NULL)
+- ``("call", name, *args)``: ``= <> < <= > >= and or not is_null is_not_null
+  is_not_distinct_from + - * / mod neg abs upper lower coalesce if``
+
+evaluated with SQL's three-valued logic: a row pair matches only when the tree is True.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+# Column names on the wire (one place).
+KEY_PREFIX = "__k"
+SIDE = "__side"
+KIND = "__kind"
+SEQ = "__seq"
+LEFT_ROW = "__l"
+RIGHT_ROW = "__r"
+
+# Flink's RowKind bytes.
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+LEFT, RIGHT = 0, 1
+
+
+class InputSpec(str, Enum):
+    """How one side's rows are kept in state (Flink's JoinInputSideSpec)."""
+
+    JOIN_KEY_CONTAINS_UNIQUE_KEY = "JoinKeyContainsUniqueKey"  # one row per join key
+    HAS_UNIQUE_KEY = "HasUniqueKey"  # map unique key -> row
+    NO_UNIQUE_KEY = "NoUniqueKey"  # map row -> count
+
+
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti")
+
+
+@dataclass(frozen=True)
+class SideSpec:
+    """One input: its fields (name, Spark DDL type), state layout and state TTL."""
+
+    fields: tuple[tuple[str, str], ...]
+    input_spec: InputSpec = InputSpec.NO_UNIQUE_KEY
+    unique_key: tuple[int, ...] = ()  # field indexes; required unless NO_UNIQUE_KEY
+    ttl_ms: int | None = None  # state retention; None keeps rows forever
+
+    def __post_init__(self) -> None:
+        if self.input_spec is not InputSpec.NO_UNIQUE_KEY and not self.unique_key:
+            raise ValueError(f"{self.input_spec.value} needs the unique key's field indexes")
+        bad = [i for i in self.unique_key if not 0 <= i < len(self.fields)]
+        if bad:
+            raise ValueError(f"unique key indexes {bad} out of range for {len(self.fields)} fields")
+        if self.ttl_ms is not None and self.ttl_ms <= 0:
+            raise ValueError(f"ttl_ms must be positive, got {self.ttl_ms}")
+
+
+@dataclass(frozen=True)
+class JoinSpec:
+    """Everything a join operator needs to know, decided at plan time."""
+
+    kind: str
+    left: SideSpec
+    right: SideSpec
+    # Per equi key: True when nulls are equal (is_not_distinct_from), False when a null key
+    # never matches (Flink's filterNulls).
+    null_safe: tuple[bool, ...] = ()
+    residual: tuple | None = None  # condition tree (see the module docstring), or None
+    output_names: tuple[str, ...] = field(default=())  # names of the output fields
+
+    def __post_init__(self) -> None:
+        if self.kind not in JOIN_KINDS:
+            raise ValueError(f"join kind must be one of {JOIN_KINDS}, got {self.kind!r}")
+
+    @property
+    def left_outer(self) -> bool:
+        """The left side emits null-padded rows (left / full outer; semi/anti track matches)."""
+        return self.kind in ("left", "full")
+
+    @property
+    def right_outer(self) -> bool:
+        return self.kind in ("right", "full")
+
+    @property
+    def projects_right(self) -> bool:
+        return self.kind not in ("semi", "anti")
+
+    def output_fields(self) -> tuple[tuple[str, str], ...]:
+        fields = self.left.fields + (self.right.fields if self.projects_right else ())
+        if self.output_names:
+            if len(self.output_names) != len(fields):
+                raise ValueError("output_names must name every output field")
+            fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
+        return fields
+
+    def output_struct_ddl(self) -> str:
+        """``__kind TINYINT, a BIGINT, ...``: the operator's output schema."""
+        cols = [f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in self.output_fields()]
+        return ", ".join(cols)

@@ -1,0 +1,325 @@
+"""Optimized plan -> streaming Spark Connect DataFrame (streaming mode).
+
+A node whose changelog mode is not insert-only carries the row kind in one extra column,
+``__kind`` (Flink's RowKind byte, see ``server_ext.joins.spec``). Joins compile either to
+Spark's native stream-stream join (where its semantics are Flink's) or to the server_ext
+join processor: both inputs tagged by side, unioned, grouped by the join key and handed to
+``transformWithState``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.column import Column as SparkColumn
+from pyspark.sql.connect.dataframe import DataFrame
+from pyspark.sql.connect.session import SparkSession
+
+from server_ext.joins import spec as wire
+from tableapi.compiler import spark as batch
+from tableapi.compiler.expressions import ref, to_spark
+from tableapi.errors import ValidationError
+from tableapi.expressions import Call, Column, Expression, Literal
+from tableapi.plan.nodes import (
+    FileSource,
+    Filter,
+    Join,
+    JoinKind,
+    PlanNode,
+    Project,
+    QueryHints,
+    Scan,
+    SparkSource,
+    Union,
+)
+from tableapi.plan.streaming import (
+    ChangelogMode,
+    changelog_mode,
+    input_spec,
+    join_strategy,
+    state_ttl_ms,
+    unique_key_for_state,
+)
+from tableapi.types import RowType, common_type
+
+KIND = wire.KIND
+# changelog.op-column values -> RowKind byte (Flink's short strings and its long names).
+OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 3}
+
+
+@attrs.frozen(eq=False)
+class CompiledStream:
+    """A streaming DataFrame and what running it needs."""
+
+    dataframe: DataFrame
+    mode: ChangelogMode
+    uses_operator: bool  # some join runs in server_ext (needs the RocksDB state store)
+    processing_time: bool  # some operator needs timeMode ProcessingTime (state TTL)
+
+
+def compile_stream(
+    node: PlanNode, spark: SparkSession, default_ttl_ms: int | None = None
+) -> CompiledStream:
+    """Compile an optimized, streaming-checked plan."""
+    memo: dict[int, DataFrame] = {}
+    flags = {"operator": False, "processing_time": False}
+
+    def go(n: PlanNode) -> DataFrame:
+        if id(n) not in memo:
+            if isinstance(n, Join):
+                memo[id(n)] = _join(n, go, spark, default_ttl_ms, flags)
+            else:
+                memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
+        return memo[id(n)]
+
+    df = go(node)
+    return CompiledStream(df, changelog_mode(node), flags["operator"], flags["processing_time"])
+
+
+Go = Callable[[PlanNode], DataFrame]
+
+
+def _has_kind(node: PlanNode) -> bool:
+    return changelog_mode(node) is ChangelogMode.ALL
+
+
+def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
+    source = node.source
+    if isinstance(source, SparkSource):
+        return source.dataframe
+    if not isinstance(source, FileSource):
+        raise ValidationError(f"Table {node.table_name} cannot be read as a stream.")
+    ddl = node.row_type.spark_ddl
+    op = source.op_column
+    if op:
+        if op in node.row_type:
+            raise ValidationError(
+                f"changelog.op-column {op!r} of table {node.table_name} is also a column of "
+                "its schema; the op column is not part of the table: remove it from the schema."
+            )
+        # CSV is positional: the op column comes first (Flink's changelog-csv); JSON and
+        # Parquet read it by name.
+        ddl = f"`{op}` STRING, {ddl}" if source.format == "csv" else f"{ddl}, `{op}` STRING"
+    reader = spark.readStream.format(source.format).schema(ddl)
+    for k, v in source.options:
+        reader = reader.option(k, v)
+    df = reader.load(source.path)
+    if not op:
+        return df
+    return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op))
+
+
+def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
+    """The RowKind byte of an op-column value; an unknown value fails the query (no row is
+    silently dropped)."""
+    kind = None
+    for value, byte in OP_VALUES.items():
+        kind = (F if kind is None else kind).when(op == value, F.lit(byte))
+    assert kind is not None
+    error = F.raise_error(
+        F.concat(
+            F.lit(f"changelog.op-column {name!r} holds the unknown value '"),
+            F.coalesce(op, F.lit("NULL")),
+            F.lit("'; use +I, -U, +U, -D (or I, UB, UA, D)."),
+        )
+    )
+    return kind.otherwise(error).cast("tinyint").alias(KIND)
+
+
+def _project(node: Project, go: Go, spark: SparkSession) -> DataFrame:
+    row = node.input.row_type
+    cols = [
+        ref(n) if isinstance(e, Column) and e.name == n else to_spark(e, row).alias(n)
+        for e, n in zip(node.exprs, node.names, strict=True)
+    ]
+    if _has_kind(node.input):  # a changelog keeps its row kinds through projections
+        cols.append(ref(KIND))
+    return go(node.input).select(*cols)
+
+
+def _filter(node: Filter, go: Go, spark: SparkSession) -> DataFrame:
+    return go(node.input).filter(to_spark(node.condition, node.input.row_type))
+
+
+def _union(node: Union, go: Go, spark: SparkSession) -> DataFrame:
+    if node.distinct:
+        raise ValidationError("union (distinct) is not supported in streaming mode; use union_all.")
+    left, right = go(node.left), go(node.right)
+    if _has_kind(node) and not _has_kind(node.left):
+        left = left.withColumn(KIND, F.lit(wire.INSERT).cast("tinyint"))
+    if _has_kind(node) and not _has_kind(node.right):
+        right = right.withColumn(KIND, F.lit(wire.INSERT).cast("tinyint"))
+    return left.unionAll(right)
+
+
+def _query_hints(node: QueryHints, go: Go, spark: SparkSession) -> DataFrame:
+    return go(node.input)
+
+
+_COMPILERS: dict[type, Callable[[Any, Go, SparkSession], DataFrame]] = {
+    Scan: _scan,
+    Project: _project,
+    Filter: _filter,
+    Union: _union,
+    QueryHints: _query_hints,
+}
+
+
+# -- joins ----------------------------------------------------------------------------------------
+_KINDS = {
+    JoinKind.INNER: "inner",
+    JoinKind.LEFT: "left",
+    JoinKind.RIGHT: "right",
+    JoinKind.FULL: "full",
+    JoinKind.SEMI: "semi",
+    JoinKind.ANTI: "anti",
+}
+
+
+def _join(
+    node: Join, go: Go, spark: SparkSession, default_ttl_ms: int | None, flags: dict[str, bool]
+) -> DataFrame:
+    if join_strategy(node, default_ttl_ms) == "native":
+        return batch._join(node, go, spark)
+    from server_ext.joins import join_processor
+
+    spec = join_spec(node, default_ttl_ms)
+    flags["operator"] = True
+    time_mode = wire.time_mode(spec)
+    flags["processing_time"] = flags["processing_time"] or time_mode == "ProcessingTime"
+    keys = node.equi_keys or ()
+    lrow, rrow = node.left.row_type, node.right.row_type
+    key_types = [
+        common_type(lrow.field(k.left).type, rrow.field(k.right).type).spark_ddl for k in keys
+    ]
+    left_struct = _struct_ddl(lrow)
+    right_struct = _struct_ddl(rrow)
+
+    def tagged(side: int, child: PlanNode, names: list[str]) -> DataFrame:
+        row = child.row_type
+        if keys:
+            key_cols = [
+                ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
+                for i, (n, t) in enumerate(zip(names, key_types, strict=True))
+            ]
+        else:  # no equi key: one group, so one partition joins every row (as Flink does)
+            key_cols = [F.lit(0).alias(f"{wire.KEY_PREFIX}0")]
+        kind = ref(KIND) if _has_kind(child) else F.lit(wire.INSERT).cast("tinyint")
+        own = F.struct(*(ref(n) for n in row.names))
+        return go(child).select(
+            *key_cols,
+            F.lit(side).cast("tinyint").alias(wire.SIDE),
+            kind.alias(wire.KIND),
+            F.monotonically_increasing_id().alias(wire.SEQ),
+            (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
+            (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+        )
+
+    union = tagged(wire.LEFT, node.left, [k.left for k in keys]).unionAll(
+        tagged(wire.RIGHT, node.right, [k.right for k in keys])
+    )
+    key_names = [f"{wire.KEY_PREFIX}{i}" for i in range(max(len(keys), 1))]
+    out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
+        join_processor(spec), spec.output_struct_ddl(), "Append", time_mode
+    )
+    return out.select(*(ref(n) for n in node.row_type.names), ref(KIND))
+
+
+def _struct_ddl(row: RowType) -> str:
+    return "struct<" + ", ".join(f"`{f.name}`: {f.type.spark_ddl}" for f in row) + ">"
+
+
+def join_spec(node: Join, default_ttl_ms: int | None = None) -> wire.JoinSpec:
+    """The server_ext operator's view of a join (see ``server_ext.joins.spec``)."""
+    keys = node.equi_keys or ()
+    lrow, rrow = node.left.row_type, node.right.row_type
+
+    def side(child: PlanNode, row: RowType, join_keys: tuple[str, ...], name: str) -> Any:
+        layout = wire.InputSpec(input_spec(child, join_keys))
+        unique = unique_key_for_state(child) if layout is not wire.InputSpec.NO_UNIQUE_KEY else ()
+        return wire.SideSpec(
+            fields=tuple((f.name, f.type.spark_ddl) for f in row),
+            input_spec=layout,
+            unique_key=tuple(row.index(c) for c in unique),
+            ttl_ms=state_ttl_ms(node, name, default_ttl_ms),
+        )
+
+    return wire.JoinSpec(
+        kind=_KINDS[node.kind],
+        left=side(node.left, lrow, tuple(k.left for k in keys), "left"),
+        right=side(node.right, rrow, tuple(k.right for k in keys), "right"),
+        null_safe=tuple(k.null_safe for k in keys),
+        residual=None if node.residual is None else condition_tree(node.residual, lrow, rrow),
+        output_names=node.row_type.names,
+    )
+
+
+# Table API function name -> the operator's condition-tree name.
+_TREE_CALLS = {
+    "plus": "+",
+    "minus": "-",
+    "times": "*",
+    "divide": "/",
+    "mod": "mod",
+    "negate": "neg",
+    "equals": "=",
+    "not_equals": "<>",
+    "less_than": "<",
+    "less_than_or_equal": "<=",
+    "greater_than": ">",
+    "greater_than_or_equal": ">=",
+    "is_not_distinct_from": "is_not_distinct_from",
+    "and": "and",
+    "or": "or",
+    "not": "not",
+    "is_null": "is_null",
+    "is_not_null": "is_not_null",
+    "abs": "abs",
+    "upper": "upper",
+    "lower": "lower",
+    "coalesce": "coalesce",
+    "if": "if",
+}
+
+
+def condition_tree(expr: Expression, left: RowType, right: RowType) -> tuple:
+    """A residual join condition as the operator's tuple tree; an expression it cannot
+    evaluate is an error at plan time."""
+    if isinstance(expr, Column):
+        if expr.name in left:
+            return ("col", "l", left.index(expr.name))
+        return ("col", "r", right.index(expr.name))
+    if isinstance(expr, Literal):
+        return ("lit", expr.value)
+    if isinstance(expr, Call):
+        name, args = expr.function.name, expr.args
+        tree = [condition_tree(a, left, right) for a in args]
+        if name == "between":
+            return (
+                "call",
+                "and",
+                ("call", ">=", tree[0], tree[1]),
+                ("call", "<=", tree[0], tree[2]),
+            )
+        if name == "not_between":
+            low, high = ("call", ">=", tree[0], tree[1]), ("call", "<=", tree[0], tree[2])
+            return ("call", "not", ("call", "and", low, high))
+        if name == "is_distinct_from":
+            return ("call", "not", ("call", "is_not_distinct_from", *tree))
+        if name == "in":
+            terms = [("call", "=", tree[0], t) for t in tree[1:]]
+            out = terms[0]
+            for t in terms[1:]:
+                out = ("call", "or", out, t)
+            return out
+        if name in _TREE_CALLS:
+            return ("call", _TREE_CALLS[name], *tree)
+    raise ValidationError(
+        f"The streaming join operator cannot evaluate {expr} in the non-equi join condition "
+        f"yet. It supports columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, "
+        f"arithmetic, BETWEEN, IN and {sorted(set(_TREE_CALLS) - {'and', 'or', 'not'})}; "
+        "compute the value in a select() before the join instead."
+    )

@@ -1,0 +1,135 @@
+"""What a plan means on unbounded inputs: changelog modes, join input specs, join strategy.
+
+Each function derives a property from the (optimized) plan; none rewrites it.
+
+Example::
+
+    >>> changelog_mode(orders_scan)            # a file table with no op column
+    <ChangelogMode.INSERT_ONLY: 'I'>
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from tableapi.durations import parse_duration_ms
+from tableapi.errors import ValidationError
+from tableapi.plan.nodes import (
+    ElementsSource,
+    FileSource,
+    Filter,
+    Join,
+    JoinKind,
+    PlanNode,
+    Project,
+    QueryHints,
+    Scan,
+    SparkSource,
+    Union,
+)
+from tableapi.types import TimeKind
+
+# Operators that run in streaming mode; the others need a bounded input today.
+_STREAMING_NODES = (Scan, Project, Filter, Join, Union, QueryHints)
+
+
+class ChangelogMode(Enum):
+    """Which row kinds a node emits (Flink's ChangelogMode, in explain's short form)."""
+
+    INSERT_ONLY = "I"
+    ALL = "I,UB,UA,D"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def changelog_mode(node: PlanNode) -> ChangelogMode:
+    """The row kinds ``node`` emits on unbounded inputs."""
+    if isinstance(node, Scan):
+        source = node.source
+        if isinstance(source, FileSource) and source.op_column:
+            return ChangelogMode.ALL
+        return ChangelogMode.INSERT_ONLY
+    if isinstance(node, Project | Filter | QueryHints):
+        return changelog_mode(node.input)
+    if isinstance(node, Join):
+        left, right = changelog_mode(node.left), changelog_mode(node.right)
+        insert_only = left is right is ChangelogMode.INSERT_ONLY
+        # Outer joins retract their null-padded rows; anti joins retract when a match comes.
+        if insert_only and node.kind in (JoinKind.INNER, JoinKind.SEMI):
+            return ChangelogMode.INSERT_ONLY
+        return ChangelogMode.ALL
+    if isinstance(node, Union):
+        modes = {changelog_mode(node.left), changelog_mode(node.right)}
+        return ChangelogMode.ALL if ChangelogMode.ALL in modes else ChangelogMode.INSERT_ONLY
+    return ChangelogMode.ALL
+
+
+def input_spec(node: PlanNode, join_keys: tuple[str, ...]) -> str:
+    """Flink's JoinInputSideSpec, chosen from the input's unique keys and the join keys."""
+    keys = node.unique_keys
+    if any(key and set(key) <= set(join_keys) for key in keys):
+        return "JoinKeyContainsUniqueKey"
+    if keys:
+        return "HasUniqueKey"
+    return "NoUniqueKey"
+
+
+def unique_key_for_state(node: PlanNode) -> tuple[str, ...]:
+    """The unique key a join keeps its state by: the shortest one (fewest columns to hash)."""
+    keys = [k for k in node.unique_keys if k]
+    return min(keys, key=len) if keys else ()
+
+
+def state_ttl_ms(join: Join, side: str, default_ms: int | None) -> int | None:
+    """State retention of one join input: its STATE_TTL hint, else ``table.exec.state.ttl``."""
+    for hint, hint_side in join.hints:
+        if hint.name == "STATE_TTL" and hint_side == side:
+            options = dict(hint.options)
+            ttl = parse_duration_ms(options[hint.tables[0]], f"STATE_TTL of {hint.tables[0]}")
+            return ttl or None  # Flink: 0 means no TTL
+    return default_ms
+
+
+def join_strategy(join: Join, default_ttl_ms: int | None) -> str:
+    """``native`` when Spark's own stream-stream join has the same semantics (an inner join
+    of insert-only inputs on equi keys, without state TTL), else ``operator`` (server_ext)."""
+    native = (
+        join.kind is JoinKind.INNER
+        and bool(join.equi_keys)
+        and changelog_mode(join.left) is ChangelogMode.INSERT_ONLY
+        and changelog_mode(join.right) is ChangelogMode.INSERT_ONLY
+        and state_ttl_ms(join, "left", default_ttl_ms) is None
+        and state_ttl_ms(join, "right", default_ttl_ms) is None
+    )
+    return "native" if native else "operator"
+
+
+def check_streaming(plan: PlanNode) -> None:
+    """Errors for plans that cannot run on unbounded inputs, raised at plan time."""
+    for node in plan.walk():
+        if not isinstance(node, _STREAMING_NODES):
+            raise ValidationError(
+                f"{type(node).__name__} is not supported in streaming mode yet; run this "
+                "query with TableEnvironment.create(mode='batch')."
+            )
+        if isinstance(node, Scan) and isinstance(node.source, ElementsSource):
+            raise ValidationError(
+                f"Table {node.table_name} comes from from_elements(), a bounded input: in "
+                "streaming mode read a filesystem table (create_temporary_table) instead."
+            )
+        if isinstance(node, Scan) and isinstance(node.source, SparkSource):
+            if not node.source.dataframe.isStreaming:
+                raise ValidationError(
+                    f"Table {node.table_name} wraps a batch Spark DataFrame; in streaming mode "
+                    "pass a streaming one (spark.readStream...)."
+                )
+        if isinstance(node, Join):
+            rowtime = [f.name for f in node.row_type if f.type.time_kind is TimeKind.ROWTIME]
+            if rowtime:
+                raise ValidationError(
+                    f"Rowtime attributes must not be in the input rows of a regular join: "
+                    f"{rowtime}. As a workaround, cast the time attributes of the input "
+                    f"tables to TIMESTAMP before the join, e.g. "
+                    f"col({rowtime[0]!r}).cast('TIMESTAMP(3)')."
+                )
