@@ -1,0 +1,156 @@
+"""Streaming planning without a server: changelog modes, join strategy, TTL, specs, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from server_ext.joins.spec import InputSpec
+from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col, lit
+from tableapi.compiler.streaming import condition_tree, join_spec
+from tableapi.durations import parse_duration_ms
+from tableapi.plan.streaming import ChangelogMode, changelog_mode, join_strategy
+
+
+def _table(env: TableEnvironment, name: str, columns: str, pk=(), op: str | None = "op"):
+    builder = Schema.new_builder()
+    for part in columns.split(","):
+        n, t = part.split()
+        builder.column(n, t)
+    if pk:
+        builder.primary_key(*pk)
+    d = (
+        TableDescriptor.for_connector("filesystem")
+        .schema(builder.build())
+        .option("path", f"/nonexistent/{name}")
+        .option("format", "json")
+    )
+    if op:
+        d.option("changelog.op-column", op)
+    env.create_temporary_table(name, d.build())
+    return env.from_path(name)
+
+
+@pytest.fixture
+def senv() -> TableEnvironment:
+    return TableEnvironment.create(mode="streaming")
+
+
+@pytest.fixture
+def tables(senv):
+    orders = _table(senv, "Orders", "order_id BIGINT, product_id BIGINT, amount INT", ("order_id",))
+    product = _table(senv, "Product", "id BIGINT, name STRING, price INT", ("id",))
+    events = _table(senv, "Events", "e_id BIGINT, e_product BIGINT", op=None)
+    return orders, product, events
+
+
+def test_changelog_modes(tables):
+    orders, product, events = tables
+    assert changelog_mode(orders._plan) is ChangelogMode.ALL
+    assert changelog_mode(events._plan) is ChangelogMode.INSERT_ONLY
+    assert changelog_mode(events.where(col("e_id") > 1)._plan) is ChangelogMode.INSERT_ONLY
+    inner = events.join(events.select(col("e_id").alias("x")), col("e_id") == col("x"))
+    assert changelog_mode(inner.optimized().plan) is ChangelogMode.INSERT_ONLY
+    outer = events.left_outer_join(events.select(col("e_id").alias("x")), col("e_id") == col("x"))
+    assert changelog_mode(outer.optimized().plan) is ChangelogMode.ALL
+    assert changelog_mode(events.join(orders, col("e_product") == col("order_id"))._plan) is (
+        ChangelogMode.ALL
+    )
+
+
+def test_strategy_native_only_for_insert_only_inner_equi_joins_without_ttl(senv, tables):
+    orders, product, events = tables
+    other = events.select(col("e_id").alias("x"))
+    native = events.join(other, col("e_id") == col("x")).optimized().plan
+    assert join_strategy(native, None) == "native"
+    assert join_strategy(native, 1000) == "operator"  # TTL: the operator
+    changelog = orders.join(product, col("product_id") == col("id")).optimized().plan
+    assert join_strategy(changelog, None) == "operator"
+    no_key = events.join(other, col("e_id") > col("x")).optimized().plan
+    assert join_strategy(no_key, None) == "operator"
+
+
+def test_explain_shows_operator_modes_specs_and_ttl(senv, tables):
+    orders, product, _ = tables
+    senv.config.set("table.exec.state.ttl", "1 h")
+    q = orders.left_outer_join(product, col("product_id") == col("id")).with_hint(
+        "STATE_TTL", Product="12h"
+    )
+    text = q.explain()
+    assert "leftInputSpec=[HasUniqueKey], rightInputSpec=[JoinKeyContainsUniqueKey]" in text
+    assert "operator=[server_ext join processor]" in text
+    assert "leftStateTtl=[3600000 ms], rightStateTtl=[43200000 ms]" in text
+    assert "changelogMode=[I,UB,UA,D]" in text
+
+
+def test_join_spec_layouts_and_residual(tables):
+    orders, product, events = tables
+    q = orders.full_outer_join(
+        product, (col("product_id") == col("id")) & (col("amount") > col("price") + 1)
+    )
+    spec = join_spec(q.optimized().plan)
+    assert spec.kind == "full"
+    assert spec.left.input_spec is InputSpec.HAS_UNIQUE_KEY and spec.left.unique_key == (0,)
+    assert spec.right.input_spec is InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY
+    assert spec.null_safe == (False,)
+    assert spec.residual == (
+        "call",
+        ">",
+        ("col", "l", 2),
+        ("call", "+", ("col", "r", 2), ("lit", 1)),
+    )
+    assert spec.output_struct_ddl().startswith("__kind TINYINT, `order_id` BIGINT")
+    plain = join_spec(
+        events.semi_join(orders, col("e_product") == col("product_id")).optimized().plan
+    )
+    assert plain.left.input_spec is InputSpec.NO_UNIQUE_KEY
+    assert plain.output_fields() == (("e_id", "BIGINT"), ("e_product", "BIGINT"))
+
+
+def test_condition_tree_rewrites_between_in_and_rejects_the_unknown(tables):
+    orders, product, _ = tables
+    left, right = orders.row_type, product.row_type
+    tree = condition_tree(col("amount").between(col("price"), lit(9)), left, right)
+    assert tree == (
+        "call",
+        "and",
+        ("call", ">=", ("col", "l", 2), ("col", "r", 2)),
+        ("call", "<=", ("col", "l", 2), ("lit", 9)),
+    )
+    assert condition_tree(col("name").in_("a", "b"), left, right)[1] == "or"
+    with pytest.raises(ValidationError, match="cannot evaluate .* in the non-equi join condition"):
+        condition_tree(col("name").like("a%"), left, right)
+
+
+def test_state_ttl_hint_validation(tables):
+    orders, product, _ = tables
+    q = orders.join(product, col("product_id") == col("id"))
+    with pytest.raises(ValidationError, match="STATE_TTL takes a TTL per table name"):
+        q.with_hint("STATE_TTL", "Orders")
+    with pytest.raises(ValidationError, match=r"names table 'Nope', but this query reads only"):
+        q.with_hint("STATE_TTL", Nope="1d")
+    with pytest.raises(ValidationError, match=r"Cannot read STATE_TTL of Orders 'soon'"):
+        q.with_hint("STATE_TTL", Orders="soon")
+
+
+def test_durations():
+    assert parse_duration_ms("1 d") == 86_400_000
+    assert parse_duration_ms("30 min") == 1_800_000
+    assert parse_duration_ms("250") == 250
+    with pytest.raises(ValidationError, match="write a number and a unit"):
+        parse_duration_ms("1 fortnight")
+
+
+def test_streaming_refuses_aggregates_and_from_elements(senv, tables):
+    _, _, events = tables
+    with pytest.raises(ValidationError, match="Aggregate is not supported in streaming mode"):
+        events.group_by(col("e_id")).select(col("e_id"), col("e_product").sum).explain()
+    with pytest.raises(ValidationError, match="from_elements\\(\\), a bounded input"):
+        senv.from_elements([(1,)], ["a"]).explain()
+
+
+def test_op_column_is_not_part_of_the_table(senv):
+    t = _table(senv, "T", "a BIGINT, op STRING", op="op")
+    from tableapi.compiler.streaming import _scan
+
+    with pytest.raises(ValidationError, match="is also a column of its schema"):
+        _scan(t._plan, lambda n: None, None)  # type: ignore[arg-type]
