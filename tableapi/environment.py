@@ -28,7 +28,12 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
 from tableapi.plan.explain import render
 from tableapi.plan.nodes import ElementsSource, FileSource, PlanNode, Scan, SparkSource
-from tableapi.plan.streaming import ChangelogMode, changelog_mode, check_streaming
+from tableapi.plan.streaming import (
+    ChangelogMode,
+    StreamingOptions,
+    changelog_mode,
+    check_streaming,
+)
 from tableapi.result import StreamingTableResult, TableResult
 from tableapi.schema import Schema
 from tableapi.table import Table
@@ -90,6 +95,15 @@ class TableEnvironment:
         """``table.exec.state.ttl`` in milliseconds; None (or 0) keeps join state forever."""
         value = self.config.get("table.exec.state.ttl")
         return (parse_duration_ms(value, "table.exec.state.ttl") or None) if value else None
+
+    @property
+    def streaming_options(self) -> StreamingOptions:
+        native = self.config.get("table.exec.join.spark-native.enabled", "true")
+        if native.lower() not in ("true", "false"):
+            raise ValidationError(
+                f"table.exec.join.spark-native.enabled must be true or false, got {native!r}."
+            )
+        return StreamingOptions(self.default_state_ttl_ms, native.lower() == "true")
 
     # -- connection ----------------------------------------------------------------------------
     @property
@@ -227,7 +241,7 @@ class TableEnvironment:
         if self.mode == "batch":
             return TableResult(self._execute(plan), table.row_type)
         check_streaming(plan)
-        compiled = compile_stream(plan, self.spark, self.default_state_ttl_ms)
+        compiled = compile_stream(plan, self.spark, self.streaming_options)
         name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
         writer = compiled.dataframe.writeStream.format("memory").queryName(name)
         query = self._start(writer.outputMode("append"), compiled, name)
@@ -274,7 +288,7 @@ class TableEnvironment:
             df.write.format(sink.format).mode(mode).save(sink.path)
             return TableResult(None, physical)
         check_streaming(plan)
-        compiled = compile_stream(plan, self.spark, self.default_state_ttl_ms)
+        compiled = compile_stream(plan, self.spark, self.streaming_options)
         if compiled.mode is not ChangelogMode.INSERT_ONLY:
             raise ValidationError(
                 f"Table sink '{path}' doesn't support consuming update and delete changes "

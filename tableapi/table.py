@@ -280,15 +280,15 @@ class Table:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
         physical plan (needs the server)."""
         opt = self.optimized()
-        streaming = self._env.mode == "streaming"
-        if streaming:
+        streaming = self._env.streaming_options if self._env.mode == "streaming" else None
+        if streaming is not None:
             check_streaming(opt.plan)
         parts = [
             "== Abstract Syntax Tree ==",
             plan_explain.render(self._plan, optimized=False),
             "",
             "== Optimized Physical Plan ==",
-            plan_explain.render(opt.plan, True, streaming, self._env.default_state_ttl_ms),
+            plan_explain.render(opt.plan, True, streaming),
         ]
         if opt.notes:
             parts += ["", "== Planner Notes ==", *opt.notes]

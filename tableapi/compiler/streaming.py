@@ -37,6 +37,7 @@ from tableapi.plan.nodes import (
 )
 from tableapi.plan.streaming import (
     ChangelogMode,
+    StreamingOptions,
     changelog_mode,
     input_spec,
     join_strategy,
@@ -61,16 +62,17 @@ class CompiledStream:
 
 
 def compile_stream(
-    node: PlanNode, spark: SparkSession, default_ttl_ms: int | None = None
+    node: PlanNode, spark: SparkSession, options: StreamingOptions | None = None
 ) -> CompiledStream:
     """Compile an optimized, streaming-checked plan."""
+    options = options or StreamingOptions()
     memo: dict[int, DataFrame] = {}
     flags = {"operator": False, "processing_time": False}
 
     def go(n: PlanNode) -> DataFrame:
         if id(n) not in memo:
             if isinstance(n, Join):
-                memo[id(n)] = _join(n, go, spark, default_ttl_ms, flags)
+                memo[id(n)] = _join(n, go, spark, options, flags)
             else:
                 memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
         return memo[id(n)]
@@ -180,13 +182,13 @@ _KINDS = {
 
 
 def _join(
-    node: Join, go: Go, spark: SparkSession, default_ttl_ms: int | None, flags: dict[str, bool]
+    node: Join, go: Go, spark: SparkSession, options: StreamingOptions, flags: dict[str, bool]
 ) -> DataFrame:
-    if join_strategy(node, default_ttl_ms) == "native":
+    if join_strategy(node, options) == "native":
         return batch._join(node, go, spark)
     from server_ext.joins import join_processor
 
-    spec = join_spec(node, default_ttl_ms)
+    spec = join_spec(node, options.default_ttl_ms)
     flags["operator"] = True
     time_mode = wire.time_mode(spec)
     flags["processing_time"] = flags["processing_time"] or time_mode == "ProcessingTime"

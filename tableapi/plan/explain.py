@@ -23,7 +23,13 @@ from tableapi.plan.nodes import (
     Sort,
     Union,
 )
-from tableapi.plan.streaming import changelog_mode, input_spec, join_strategy, state_ttl_ms
+from tableapi.plan.streaming import (
+    StreamingOptions,
+    changelog_mode,
+    input_spec,
+    join_strategy,
+    state_ttl_ms,
+)
 
 
 def _table(name: str) -> str:
@@ -116,36 +122,35 @@ def _join(node: Join) -> str:
     return f"Join({', '.join(parts)})"
 
 
-def _streaming(node: PlanNode, default_ttl_ms: int | None) -> str:
+def _streaming(node: PlanNode, options: StreamingOptions) -> str:
     """The optimized node's text plus what streaming adds: the join operator, state TTL and
     the changelog mode (Flink's ``changelogMode=[...]``)."""
     text = _optimized(node)
     extra = []
     if isinstance(node, Join):
-        strategy = join_strategy(node, default_ttl_ms)
+        strategy = join_strategy(node, options)
         extra.append(
             "operator=[spark stream-stream join]"
             if strategy == "native"
             else "operator=[server_ext join processor]"
         )
         for side in ("left", "right"):
-            ttl = state_ttl_ms(node, side, default_ttl_ms)
+            ttl = state_ttl_ms(node, side, options.default_ttl_ms)
             if ttl is not None:
                 extra.append(f"{side}StateTtl=[{ttl} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 
 
-def render(
-    node: PlanNode, optimized: bool, streaming: bool = False, default_ttl_ms: int | None = None
-) -> str:
+def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None = None) -> str:
     """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
     optimized plan also shows changelog modes, join operators and state TTLs."""
     lines: list[str] = []
-    if optimized and streaming:
+    if optimized and streaming is not None:
+        options = streaming
 
         def describe(n: PlanNode) -> str:
-            return _streaming(n, default_ttl_ms)
+            return _streaming(n, options)
 
     else:
         describe = _optimized if optimized else _logical

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+import attrs
+
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.plan.nodes import (
@@ -31,6 +33,14 @@ from tableapi.types import TimeKind
 
 # Operators that run in streaming mode; the others need a bounded input today.
 _STREAMING_NODES = (Scan, Project, Filter, Join, Union, QueryHints)
+
+
+@attrs.frozen
+class StreamingOptions:
+    """The configuration streaming planning reads (from ``TableConfig``)."""
+
+    default_ttl_ms: int | None = None  # table.exec.state.ttl
+    native_joins: bool = True  # table.exec.join.spark-native.enabled
 
 
 class ChangelogMode(Enum):
@@ -91,11 +101,14 @@ def state_ttl_ms(join: Join, side: str, default_ms: int | None) -> int | None:
     return default_ms
 
 
-def join_strategy(join: Join, default_ttl_ms: int | None) -> str:
+def join_strategy(join: Join, options: StreamingOptions) -> str:
     """``native`` when Spark's own stream-stream join has the same semantics (an inner join
-    of insert-only inputs on equi keys, without state TTL), else ``operator`` (server_ext)."""
+    of insert-only inputs on equi keys, without state TTL), else ``operator`` (server_ext).
+    ``table.exec.join.spark-native.enabled = false`` forces the operator (benchmarks)."""
+    default_ttl_ms = options.default_ttl_ms
     native = (
-        join.kind is JoinKind.INNER
+        options.native_joins
+        and join.kind is JoinKind.INNER
         and bool(join.equi_keys)
         and changelog_mode(join.left) is ChangelogMode.INSERT_ONLY
         and changelog_mode(join.right) is ChangelogMode.INSERT_ONLY
