@@ -19,6 +19,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql.connect import functions as F
+
 from tableapi import session
 from tableapi.compiler import compile_plan
 from tableapi.compiler.streaming import CompiledStream, compile_stream
@@ -229,6 +231,15 @@ class TableEnvironment:
     def _compile(self, plan: PlanNode) -> DataFrame:
         return compile_plan(plan, self.spark)
 
+    def _compile_table(self, table: Table) -> DataFrame:
+        plan = table.optimized().plan
+        if self.mode == "batch":
+            return self._compile(plan)
+        check_streaming(plan)
+        compiled = compile_stream(plan, self.spark, self.streaming_options)
+        self._configure_for(compiled)
+        return compiled.dataframe
+
     def _execute(self, plan: PlanNode) -> DataFrame:
         """The batch DataFrame of an optimized plan."""
         if self.mode == "streaming":
@@ -242,14 +253,41 @@ class TableEnvironment:
             return TableResult(self._execute(plan), table.row_type)
         check_streaming(plan)
         compiled = compile_stream(plan, self.spark, self.streaming_options)
-        name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
-        writer = compiled.dataframe.writeStream.format("memory").queryName(name)
-        query = self._start(writer.outputMode("append"), compiled, name)
         has_kind = compiled.mode is ChangelogMode.ALL
-        return StreamingTableResult(query, self.spark, name, table.row_type, has_kind)
+        name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
+        checkpoints = self.config.get("execution.checkpointing.dir")
+        spark = self.spark
+        if checkpoints:
+            # Spark's memory sink cannot resume from a checkpoint: a checkpointed job writes
+            # its changelog as Parquet beside the checkpoint, and a restarted job appends to it.
+            base = f"{checkpoints.rstrip('/')}/{self.config.get('pipeline.name') or name}"
+            changelog = f"{base}/changelog"
+            writer = (
+                compiled.dataframe.writeStream.format("parquet")
+                .option("path", changelog)
+                .option("checkpointLocation", f"{base}/checkpoint")
+            )
 
-    def _start(self, writer: Any, compiled: CompiledStream, name: str) -> Any:
-        """Start a streaming query with the settings its operators need."""
+            schema = compiled.dataframe.schema  # no data files yet: nothing to infer from
+
+            def output() -> DataFrame:
+                # Files are written batch after batch: their times give the changelog's order.
+                df = spark.read.schema(schema).parquet(changelog)
+                order = F.col("_metadata.file_modification_time")
+                return df.orderBy(order, F.col("_metadata.file_name")).select(*df.columns)
+
+        else:
+            writer = compiled.dataframe.writeStream.format("memory").queryName(name)
+
+            def output() -> DataFrame:
+                return spark.table(name)
+
+        self._configure_for(compiled)
+        query = writer.outputMode("append").start()
+        return StreamingTableResult(query, output, table.row_type, has_kind)
+
+    def _configure_for(self, compiled: CompiledStream) -> None:
+        """Session settings the next streaming query needs (they apply at its start)."""
         # The state store is chosen per query: server_ext's processors need RocksDB; Spark's
         # native joins are faster on the default HDFS-backed store (DESIGN.md).
         provider = ROCKSDB_PROVIDER if compiled.uses_operator else HDFS_PROVIDER
@@ -257,11 +295,6 @@ class TableEnvironment:
         if compiled.processing_time:
             # Otherwise processAllAvailable() never returns with timeMode ProcessingTime.
             self.spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-        checkpoints = self.config.get("execution.checkpointing.dir")
-        if checkpoints:
-            job = self.config.get("pipeline.name") or name
-            writer = writer.option("checkpointLocation", f"{checkpoints.rstrip('/')}/{job}")
-        return writer.start()
 
     def _insert(self, table: Table, path: str, overwrite: bool) -> TableResult:
         sink = self.descriptor(path)
@@ -298,13 +331,19 @@ class TableEnvironment:
             )
         if overwrite:
             raise ValidationError("overwrite=True is for batch mode; a streaming insert appends.")
-        name = f"tableapi_insert_{path}"
         writer = compiled.dataframe.writeStream.format(sink.format).option("path", sink.path)
-        if not self.config.get("execution.checkpointing.dir"):
-            # A file sink needs a checkpoint; keep it beside the data ('_' files are not read).
-            writer = writer.option("checkpointLocation", f"{sink.path.rstrip('/')}/_checkpoint")
-        query = self._start(writer.outputMode("append"), compiled, name)
-        return StreamingTableResult(query, self.spark, None, physical, False)
+        checkpoints = self.config.get("execution.checkpointing.dir")
+        job = self.config.get("pipeline.name") or f"insert-into-{path}"
+        # A file sink needs a checkpoint; by default it sits beside the data ('_' names are
+        # not read as data).
+        location = (
+            f"{checkpoints.rstrip('/')}/{job}"
+            if checkpoints
+            else f"{sink.path.rstrip('/')}/_checkpoint"
+        )
+        self._configure_for(compiled)
+        query = writer.option("checkpointLocation", location).outputMode("append").start()
+        return StreamingTableResult(query, None, physical, False)
 
 
 def _first_updating_node(plan: PlanNode) -> str:

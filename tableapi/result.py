@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -175,15 +175,14 @@ class StreamingTableResult(TableResult):
     def __init__(
         self,
         query: Any,
-        spark: Any,
-        sink_table: str | None,
+        output: Callable[[], DataFrame] | None,
         row_type: RowType,
         has_kind: bool,
     ) -> None:
+        """``output`` gives the changelog emitted so far (None: the query writes a sink)."""
         super().__init__(None, row_type)
         self.query = query
-        self._spark = spark
-        self._sink_table = sink_table
+        self._output = output
         self._has_kind = has_kind
 
     def process_all_available(self) -> StreamingTableResult:
@@ -193,10 +192,10 @@ class StreamingTableResult(TableResult):
 
     def collect(self) -> list[Row]:
         """Every change emitted so far, each with its :class:`RowKind`."""
-        if self._sink_table is None:
+        if self._output is None:
             return []
         names = self.row_type.names
-        rows = self._spark.table(self._sink_table).collect()
+        rows = self._output().collect()
         if not self._has_kind:
             return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
         return [Row.of(RowKind(r[-1]), names, tuple(r)[:-1]) for r in rows]

@@ -300,8 +300,10 @@ class Table:
         return self.to_spark()._explain_string(mode="simple")  # type: ignore[no-any-return]
 
     def to_spark(self) -> DataFrame:
-        """The Spark Connect DataFrame this table compiles to."""
-        return self._env._compile(self.optimized().plan)
+        """The Spark Connect DataFrame this table compiles to. In streaming mode it is a
+        streaming DataFrame; a changelog carries each row's kind in a last column ``__kind``
+        (0 = +I, 1 = -U, 2 = +U, 3 = -D)."""
+        return self._env._compile_table(self)
 
     def execute(self) -> TableResult:
         """Run the query; returns a :class:`TableResult` to collect, print or materialize."""

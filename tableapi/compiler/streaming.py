@@ -1,7 +1,10 @@
 """Optimized plan -> streaming Spark Connect DataFrame (streaming mode).
 
-A node whose changelog mode is not insert-only carries the row kind in one extra column,
-``__kind`` (Flink's RowKind byte, see ``server_ext.joins.spec``). Joins compile either to
+A node whose changelog mode is not insert-only carries two extra columns: ``__kind``, the
+row kind (Flink's RowKind byte, see ``server_ext.joins.spec``), and ``__seq``, the order of
+the change (the modification time of the file it came from, in microseconds: Spark reads
+new files oldest first, and keeps the order of rows within a file). Operators process the
+changes of one key in that order. The result drops ``__seq``. Joins compile either to
 Spark's native stream-stream join (where its semantics are Flink's) or to the server_ext
 join processor: both inputs tagged by side, unioned, grouped by the join key and handed to
 ``transformWithState``.
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.column import Column as SparkColumn
 from pyspark.sql.connect.dataframe import DataFrame
@@ -45,8 +49,10 @@ from tableapi.plan.streaming import (
     unique_key_for_state,
 )
 from tableapi.types import RowType, common_type
+from tableapi.types import to_spark as spark_type
 
 KIND = wire.KIND
+SEQ = wire.SEQ
 # changelog.op-column values -> RowKind byte (Flink's short strings and its long names).
 OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 3}
 
@@ -78,7 +84,10 @@ def compile_stream(
         return memo[id(n)]
 
     df = go(node)
-    return CompiledStream(df, changelog_mode(node), flags["operator"], flags["processing_time"])
+    mode = changelog_mode(node)
+    if mode is ChangelogMode.ALL:
+        df = df.select(*(ref(n) for n in node.row_type.names), ref(KIND))
+    return CompiledStream(df, mode, flags["operator"], flags["processing_time"])
 
 
 Go = Callable[[PlanNode], DataFrame]
@@ -111,7 +120,8 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
     df = reader.load(source.path)
     if not op:
         return df
-    return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op))
+    seq = F.unix_micros(F.col("_metadata.file_modification_time")).alias(SEQ)
+    return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq)
 
 
 def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
@@ -138,7 +148,7 @@ def _project(node: Project, go: Go, spark: SparkSession) -> DataFrame:
         for e, n in zip(node.exprs, node.names, strict=True)
     ]
     if _has_kind(node.input):  # a changelog keeps its row kinds through projections
-        cols.append(ref(KIND))
+        cols += [ref(KIND), ref(SEQ)]
     return go(node.input).select(*cols)
 
 
@@ -151,10 +161,17 @@ def _union(node: Union, go: Go, spark: SparkSession) -> DataFrame:
         raise ValidationError("union (distinct) is not supported in streaming mode; use union_all.")
     left, right = go(node.left), go(node.right)
     if _has_kind(node) and not _has_kind(node.left):
-        left = left.withColumn(KIND, F.lit(wire.INSERT).cast("tinyint"))
+        left = _as_changelog(left)
     if _has_kind(node) and not _has_kind(node.right):
-        right = right.withColumn(KIND, F.lit(wire.INSERT).cast("tinyint"))
+        right = _as_changelog(right)
     return left.unionAll(right)
+
+
+def _as_changelog(df: DataFrame) -> DataFrame:
+    """An insert-only stream as a changelog: every row +I, in no particular order."""
+    return df.select(
+        "*", F.lit(wire.INSERT).cast("tinyint").alias(KIND), F.lit(0).cast("bigint").alias(SEQ)
+    )
 
 
 def _query_hints(node: QueryHints, go: Go, spark: SparkSession) -> DataFrame:
@@ -209,13 +226,15 @@ def _join(
             ]
         else:  # no equi key: one group, so one partition joins every row (as Flink does)
             key_cols = [F.lit(0).alias(f"{wire.KEY_PREFIX}0")]
-        kind = ref(KIND) if _has_kind(child) else F.lit(wire.INSERT).cast("tinyint")
+        changelog = _has_kind(child)
+        kind = ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")
+        seq = ref(SEQ) if changelog else F.lit(0).cast("bigint")
         own = F.struct(*(ref(n) for n in row.names))
         return go(child).select(
             *key_cols,
             F.lit(side).cast("tinyint").alias(wire.SIDE),
             kind.alias(wire.KIND),
-            F.monotonically_increasing_id().alias(wire.SEQ),
+            seq.alias(wire.SEQ),
             (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
             (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
         )
@@ -224,10 +243,17 @@ def _join(
         tagged(wire.RIGHT, node.right, [k.right for k in keys])
     )
     key_names = [f"{wire.KEY_PREFIX}{i}" for i in range(max(len(keys), 1))]
-    out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
-        join_processor(spec), spec.output_struct_ddl(), "Append", time_mode
+    # The output schema as a type object: a DDL string would need a server round trip.
+    output = T.StructType(
+        [T.StructField(KIND, T.ByteType(), False)]
+        + [T.StructField(f.name, spark_type(f.type), True) for f in node.row_type]
     )
-    return out.select(*(ref(n) for n in node.row_type.names), ref(KIND))
+    out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
+        join_processor(spec), output, "Append", time_mode
+    )
+    # Changes of one output row come from one key, in order; across keys order is free.
+    seq = F.lit(0).cast("bigint").alias(SEQ)
+    return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), seq)
 
 
 def _struct_ddl(row: RowType) -> str:
