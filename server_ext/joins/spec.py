@@ -4,7 +4,9 @@ The client (``tableapi/compiler``) builds a :class:`JoinSpec`, tags each input r
 side and row kind, unions the two inputs and runs::
 
     union.groupBy(*key_columns).transformWithState(
-        RegularJoinProcessor(spec), spec.output_struct_ddl(), "Append", "ProcessingTime")
+        join_processor(spec), spec.output_struct_ddl(), "Append", time_mode(spec))
+
+(``join_processor`` is in ``server_ext.joins``.)
 
 This module must not import ``tableapi`` (the server may run without the client package
 layers above it) and everything here must pickle by reference (it ships inside the
@@ -124,3 +126,17 @@ class JoinSpec:
         """``__kind TINYINT, a BIGINT, ...``: the operator's output schema."""
         cols = [f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in self.output_fields()]
         return ", ".join(cols)
+
+
+def time_mode(spec: JoinSpec) -> str:
+    """The ``timeMode`` for ``transformWithState``: ``"ProcessingTime"`` when a side has a
+    state TTL, else ``"None"``.
+
+    Spark refuses a state TTL in any other time mode (STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_
+    TO_ASSIGN_TTL) and only hands the processor the batch's processing time (for per-row
+    expiry) in ProcessingTime or EventTime mode; with ``"None"`` it is -1. ``"None"`` is kept
+    otherwise because ProcessingTime queries never finish ``availableNow`` /
+    ``processAllAvailable()`` unless ``spark.sql.streaming.noDataMicroBatches.enabled=false``.
+    """
+    has_ttl = spec.left.ttl_ms is not None or spec.right.ttl_ms is not None
+    return "ProcessingTime" if has_ttl else "None"

@@ -1,0 +1,80 @@
+"""Changelog tables as JSON files that grow between micro-batches, with a plain-Python copy."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tableapi import Schema, TableDescriptor, TableEnvironment
+
+Change = tuple[str, tuple[Any, ...]]  # ("+I" | "-U" | "+U" | "-D", row)
+
+
+class ChangelogTable:
+    """A filesystem table read as a changelog (``changelog.op-column = op``).
+
+    ``append`` writes one new file per call (atomically: Spark must never see half a file)
+    and applies the same changes to ``rows``, the table's current contents, in Python.
+    """
+
+    def __init__(
+        self,
+        env: TableEnvironment,
+        root: Path,
+        name: str,
+        columns: Sequence[tuple[str, str]],
+        primary_key: Sequence[str] = (),
+        op_column: str | None = "op",
+    ) -> None:
+        self.name = name
+        self.names = [n for n, _ in columns]
+        self.path = root / name
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.op_column = op_column
+        self.rows: Counter[tuple[Any, ...]] = Counter()
+        self._files = 0
+        builder = Schema.new_builder()
+        for n, t in columns:
+            builder.column(n, t + (" NOT NULL" if n in primary_key else ""))
+        if primary_key:
+            builder.primary_key(*primary_key)
+        descriptor = (
+            TableDescriptor.for_connector("filesystem")
+            .schema(builder.build())
+            .option("path", str(self.path))
+            .option("format", "json")
+        )
+        if op_column:
+            descriptor.option("changelog.op-column", op_column)
+        env.create_temporary_table(name, descriptor.build())
+
+    def append(self, changes: Sequence[Change]) -> None:
+        if not changes:
+            return
+        lines = []
+        for op, row in changes:
+            record = dict(zip(self.names, row, strict=True))
+            if self.op_column:
+                record[self.op_column] = op
+            elif op != "+I":
+                raise ValueError("an insert-only table takes +I changes only")
+            lines.append(json.dumps(record))
+            if op in ("+I", "+U"):
+                self.rows[tuple(row)] += 1
+            else:
+                if self.rows[tuple(row)] <= 0:
+                    raise ValueError(f"{self.name}: {op} of a row that is not there: {row}")
+                self.rows[tuple(row)] -= 1
+        self._files += 1
+        final = self.path / f"part-{self._files:05d}.json"
+        hidden = self.path / f".{final.name}.tmp"  # Spark ignores names starting with '.'
+        hidden.write_text("\n".join(lines) + "\n")
+        os.chmod(hidden, 0o666)
+        os.replace(hidden, final)
+
+    def current(self) -> list[tuple[Any, ...]]:
+        return list(self.rows.elements())

@@ -1,0 +1,392 @@
+"""Streaming regular joins on a real server: changelog inputs in several micro-batches.
+
+After every micro-batch the materialized result must equal the batch join of the inputs'
+current contents, computed in plain Python (tests/reference.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col
+from tests.integration.changelog_files import Change, ChangelogTable
+from tests.reference import as_bag, eq, nested_loop_join
+
+KINDS = {
+    "inner": "join",
+    "left": "left_outer_join",
+    "right": "right_outer_join",
+    "full": "full_outer_join",
+    "semi": "semi_join",
+    "anti": "anti_join",
+}
+ORDER_COLUMNS = [("order_id", "BIGINT"), ("product_id", "BIGINT"), ("amount", "INT")]
+PRODUCT_COLUMNS = [("id", "BIGINT"), ("name", "STRING"), ("price", "INT")]
+
+
+@pytest.fixture
+def senv(server_url: str) -> Iterator[TableEnvironment]:
+    """A streaming TableEnvironment on the test server."""
+    env = TableEnvironment.create(mode="streaming", remote=server_url)
+    yield env
+    for q in env.spark.streams.active:
+        q.stop()
+    env.close()
+
+
+def join_of(orders, products, kind: str, predicate):
+    return getattr(orders, KINDS[kind])(products, predicate)
+
+
+def check(result, kind: str, orders: ChangelogTable, products: ChangelogTable, pred) -> None:
+    """Process what the files hold now, then compare with the reference join."""
+    result.process_all_available()
+    got = as_bag(result.materialize().itertuples(index=False, name=None))
+    want = as_bag(nested_loop_join(orders.current(), products.current(), kind, pred, widths=(3, 3)))
+    assert _normal(got) == _normal(want), (
+        f"{kind} join differs from the reference\nchangelog:\n"
+        + "\n".join(map(repr, result.collect()))
+    )
+
+
+def _normal(bag):
+    """pandas turns NULLs of numeric columns into NaN: compare with None instead."""
+    out = {}
+    for row, n in bag.items():
+        key = tuple(None if v != v else v for v in row)  # NaN != NaN
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+# A scripted sequence: inserts, an update (-U/+U), deletes and a key that comes back, on both
+# sides, over four micro-batches.
+SCRIPT: list[tuple[list[Change], list[Change]]] = [
+    (  # orders, products
+        [("+I", (1, 10, 3)), ("+I", (2, 11, 5)), ("+I", (3, None, 1)), ("+I", (4, 12, 2))],
+        [("+I", (12, "Fig", 1))],
+    ),
+    ([("+I", (5, 10, 8))], [("+I", (10, "Apple", 2)), ("+I", (13, "Kiwi", 3))]),
+    (
+        [("-U", (2, 11, 5)), ("+U", (2, 13, 5)), ("-D", (4, 12, 2))],
+        [("-U", (10, "Apple", 2)), ("+U", (10, "Apple", 9))],
+    ),
+    ([("+I", (6, 12, 7))], [("-D", (10, "Apple", 9)), ("-D", (13, "Kiwi", 3))]),
+]
+CONDITIONS = {
+    "equi": (col("product_id") == col("id"), lambda o, p: eq(o[1], p[0])),
+    "equi+residual": (
+        (col("product_id") == col("id")) & (col("amount") > col("price")),
+        lambda o, p: eq(o[1], p[0]) and o[2] > p[2],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("keys", ["no keys", "primary keys"])
+def test_scripted_changelog_matches_reference_after_every_batch(
+    senv: TableEnvironment, shared_dir: Path, kind: str, keys: str
+) -> None:
+    with_keys = keys == "primary keys"
+    orders = ChangelogTable(
+        senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",) if with_keys else ()
+    )
+    products = ChangelogTable(
+        senv, shared_dir, "Product", PRODUCT_COLUMNS, ("id",) if with_keys else ()
+    )
+    predicate, reference = CONDITIONS["equi+residual" if kind in ("left", "anti") else "equi"]
+    query = join_of(senv.from_path("Orders"), senv.from_path("Product"), kind, predicate)
+    plan = query.explain()
+    if with_keys:
+        assert "leftInputSpec=[HasUniqueKey]" in plan
+        assert "rightInputSpec=[JoinKeyContainsUniqueKey]" in plan
+    else:
+        assert "leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey]" in plan
+    assert "operator=[server_ext join processor]" in plan
+    result = query.execute()
+    try:
+        for order_changes, product_changes in SCRIPT:
+            orders.append(order_changes)
+            products.append(product_changes)
+            check(result, kind, orders, products, reference)
+    finally:
+        result.cancel()
+
+
+def test_left_join_retracts_and_restores_the_null_padded_row(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, ("id",))
+    result = (
+        senv.from_path("Orders")
+        .left_outer_join(senv.from_path("Product"), col("product_id") == col("id"))
+        .execute()
+    )
+    try:
+        orders.append([("+I", (1, 10, 3))])
+        result.process_all_available()
+        assert [repr(r) for r in result.collect()] == ["+I[1, 10, 3, <NULL>, <NULL>, <NULL>]"]
+        products.append([("+I", (10, "Apple", 2))])
+        result.process_all_available()
+        assert [repr(r) for r in result.collect()][1:] == [
+            "-D[1, 10, 3, <NULL>, <NULL>, <NULL>]",
+            "+I[1, 10, 3, 10, Apple, 2]",
+        ]
+        products.append([("-D", (10, "Apple", 2))])
+        result.process_all_available()
+        assert [repr(r) for r in result.collect()][3:] == [
+            "-D[1, 10, 3, 10, Apple, 2]",
+            "+I[1, 10, 3, <NULL>, <NULL>, <NULL>]",
+        ]
+    finally:
+        result.cancel()
+
+
+def test_insert_only_inner_join_takes_sparks_native_join(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, op_column=None)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, op_column=None)
+    query = senv.from_path("Orders").join(senv.from_path("Product"), col("product_id") == col("id"))
+    plan = query.explain()
+    assert "operator=[spark stream-stream join], changelogMode=[I]" in plan
+    result = query.execute()
+    try:
+        orders.append([("+I", (1, 10, 3)), ("+I", (2, None, 1))])
+        products.append([("+I", (10, "Apple", 2))])
+        check(result, "inner", orders, products, lambda o, p: eq(o[1], p[0]))
+        orders.append([("+I", (3, 10, 1))])
+        check(result, "inner", orders, products, lambda o, p: eq(o[1], p[0]))
+        assert all(r.kind.short_string == "+I" for r in result.collect())
+    finally:
+        result.cancel()
+
+
+def test_join_without_equi_key_runs_in_one_partition(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
+    query = senv.from_path("Orders").left_outer_join(
+        senv.from_path("Product"), col("amount") > col("price")
+    )
+    assert "no equi key: a single partition joins all rows" in query.explain()
+    result = query.execute()
+    pred = lambda o, p: o[2] is not None and p[2] is not None and o[2] > p[2]  # noqa: E731
+    try:
+        orders.append([("+I", (1, 10, 3)), ("+I", (2, 11, 1))])
+        products.append([("+I", (10, "Apple", 2))])
+        check(result, "left", orders, products, pred)
+        products.append([("-D", (10, "Apple", 2)), ("+I", (11, "Pear", 0))])
+        check(result, "left", orders, products, pred)
+    finally:
+        result.cancel()
+
+
+def test_null_keys_never_match_but_null_safe_keys_do(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
+    o, p = senv.from_path("Orders"), senv.from_path("Product")
+    plain = o.full_outer_join(p, col("product_id") == col("id")).execute()
+    safe = o.full_outer_join(p, col("product_id").is_not_distinct_from(col("id"))).execute()
+    try:
+        orders.append([("+I", (1, None, 3)), ("+I", (2, 10, 1))])
+        products.append([("+I", (None, "Nothing", 2)), ("+I", (10, "Apple", 2))])
+        check(plain, "full", orders, products, lambda o, p: eq(o[1], p[0]))
+        check(safe, "full", orders, products, lambda o, p: o[1] == p[0])
+        orders.append([("-D", (1, None, 3))])
+        check(plain, "full", orders, products, lambda o, p: eq(o[1], p[0]))
+        check(safe, "full", orders, products, lambda o, p: o[1] == p[0])
+    finally:
+        plain.cancel()
+        safe.cancel()
+
+
+def test_state_ttl_expires_rows_of_the_hinted_table(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
+    query = (
+        senv.from_path("Orders")
+        .join(senv.from_path("Product"), col("product_id") == col("id"))
+        .with_hint("STATE_TTL", Product="4 s")
+    )
+    assert "rightStateTtl=[4000 ms]" in query.explain()
+    result = query.execute()
+    try:
+        # A first batch warms the query up: later batches take well under the TTL.
+        orders.append([("+I", (0, 99, 1))])
+        result.process_all_available()
+        products.append([("+I", (10, "Apple", 2)), ("+I", (11, "Pear", 4))])
+        result.process_all_available()
+        orders.append([("+I", (1, 11, 1))])  # Pear is still alive
+        result.process_all_available()
+        assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
+        time.sleep(5)
+        orders.append([("+I", (2, 10, 1))])  # Apple expired: no match
+        result.process_all_available()
+        assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
+    finally:
+        result.cancel()
+
+
+def test_rowtime_in_a_regular_join_is_an_error(senv: TableEnvironment, shared_dir: Path) -> None:
+    schema = (
+        Schema.new_builder()
+        .column("e_id", "BIGINT")
+        .column("ts", "TIMESTAMP(3)")
+        .watermark("ts", "ts - INTERVAL '5' SECOND")
+        .build()
+    )
+    descriptor = TableDescriptor.for_connector("filesystem").schema(schema)
+    senv.create_temporary_table(
+        "Events",
+        descriptor.option("path", str(shared_dir / "events")).option("format", "json").build(),
+    )
+    ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
+    query = senv.from_path("Events").join(senv.from_path("Product"), col("e_id") == col("id"))
+    with pytest.raises(ValidationError, match=r"Rowtime attributes must not be in the input rows"):
+        query.execute()
+    with pytest.raises(ValidationError, match=r"cast\('TIMESTAMP\(3\)'\)"):
+        query.explain()
+
+
+def test_updating_result_into_an_append_only_sink_is_an_error(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, op_column=None)
+    ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, op_column=None)
+    ChangelogTable(
+        senv,
+        shared_dir,
+        "Sink",
+        [*ORDER_COLUMNS, *PRODUCT_COLUMNS],
+        op_column=None,
+    )
+    query = senv.from_path("Orders").left_outer_join(
+        senv.from_path("Product"), col("product_id") == col("id")
+    )
+    with pytest.raises(ValidationError, match=r"doesn't support consuming update and delete"):
+        query.execute_insert("Sink")
+    assert not senv.spark.streams.active
+
+
+def test_a_restarted_query_resumes_from_its_checkpoint(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    senv.config.set("execution.checkpointing.dir", str(shared_dir / "checkpoints"))
+    senv.config.set("pipeline.name", "orders-with-products")
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
+
+    def start():
+        return (
+            senv.from_path("Orders")
+            .left_outer_join(senv.from_path("Product"), col("product_id") == col("id"))
+            .execute()
+        )
+
+    first = start()
+    orders.append([("+I", (1, 10, 3))])
+    first.process_all_available()
+    first.cancel()
+    products.append([("+I", (10, "Apple", 2))])
+    second = start()  # remembers order 1 (state) and does not read its file again (offsets)
+    try:
+        second.process_all_available()
+        assert [repr(r) for r in second.collect()] == [  # the job's changelog, both runs
+            "+I[1, 10, 3, <NULL>, <NULL>, <NULL>]",
+            "-D[1, 10, 3, <NULL>, <NULL>, <NULL>]",
+            "+I[1, 10, 3, 10, Apple, 2]",
+        ]
+        assert second.materialize().values.tolist() == [[1, 10, 3, 10, "Apple", 2]]
+    finally:
+        second.cancel()
+
+
+# -- random changelogs ---------------------------------------------------------------------------
+def _changes(draw, existing: list[tuple], make_row) -> list[Change]:
+    """A few random changes that are valid against ``existing`` (retract only what is there)."""
+    out: list[Change] = []
+    alive = list(existing)
+    for _ in range(draw(st.integers(0, 4))):
+        op = draw(st.sampled_from(["+I", "+I", "-D", "U"]))
+        if op == "+I" or not alive:
+            row = make_row(draw)
+            out.append(("+I", row))
+            alive.append(row)
+        elif op == "-D":
+            row = alive.pop(draw(st.integers(0, len(alive) - 1)))
+            out.append(("-D", row))
+        else:
+            row = alive.pop(draw(st.integers(0, len(alive) - 1)))
+            new = make_row(draw)
+            out += [("-U", row), ("+U", new)]
+            alive.append(new)
+    return out
+
+
+@st.composite
+def scripts(draw) -> list[tuple[list[Change], list[Change]]]:
+    def order(d):
+        return (
+            d(st.integers(1, 3)),
+            d(st.one_of(st.none(), st.integers(10, 12))),
+            d(st.integers(0, 4)),
+        )
+
+    def product(d):
+        return (
+            d(st.one_of(st.none(), st.integers(10, 12))),
+            d(st.sampled_from("ab")),
+            d(st.integers(0, 4)),
+        )
+
+    orders: list[tuple] = []
+    products: list[tuple] = []
+    steps = []
+    for _ in range(draw(st.integers(1, 3))):
+        o = _changes(draw, orders, order)
+        p = _changes(draw, products, product)
+        for changes, rows in ((o, orders), (p, products)):
+            for op, row in changes:
+                rows.append(row) if op in ("+I", "+U") else rows.remove(row)
+        steps.append((o, p))
+    return steps
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(kind=st.sampled_from(list(KINDS)), script=scripts())
+def test_random_changelogs_match_reference(
+    senv: TableEnvironment, shared_dir: Path, kind: str, script
+) -> None:
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(dir=shared_dir))
+    root.chmod(0o777)
+    for name in ("Orders", "Product"):
+        senv.drop_temporary_table(name)
+    orders = ChangelogTable(senv, root, "Orders", ORDER_COLUMNS)
+    products = ChangelogTable(senv, root, "Product", PRODUCT_COLUMNS)
+    predicate, reference = CONDITIONS["equi+residual"]
+    result = join_of(senv.from_path("Orders"), senv.from_path("Product"), kind, predicate).execute()
+    try:
+        for order_changes, product_changes in script:
+            orders.append(order_changes)
+            products.append(product_changes)
+            check(result, kind, orders, products, reference)
+    finally:
+        result.cancel()
