@@ -18,7 +18,7 @@ Input rows (the union of both sides), columns in this order:
 ``__k0..``     key types   the equi-join key values (the grouping columns), one per key
 ``__side``     TINYINT     0 = left input, 1 = right input
 ``__kind``     TINYINT     Flink RowKind: 0 = +I, 1 = -U, 2 = +U, 3 = -D
-``__seq``      BIGINT      arrival order within the micro-batch (process rows by it)
+``__seq``      STRING      arrival order in the micro-batch (rows sort by it; ties stay)
 ``__l``        STRUCT      the left row (null on right rows)
 ``__r``        STRUCT      the right row (null on left rows)
 =============  ==========  ==================================================================

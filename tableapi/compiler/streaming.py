@@ -2,12 +2,12 @@
 
 A node whose changelog mode is not insert-only carries two extra columns: ``__kind``, the
 row kind (Flink's RowKind byte, see ``server_ext.joins.spec``), and ``__seq``, the order of
-the change (the modification time of the file it came from, in microseconds: Spark reads
-new files oldest first, and keeps the order of rows within a file). Operators process the
-changes of one key in that order. The result drops ``__seq``. Joins compile either to
-Spark's native stream-stream join (where its semantics are Flink's) or to the server_ext
-join processor: both inputs tagged by side, unioned, grouped by the join key and handed to
-``transformWithState``.
+the change (the modification time and name of the file it came from, as sortable text:
+Spark reads new files oldest first, and keeps the order of rows within a file). Operators
+process the changes of one key in that order; the result drops ``__seq``. Joins compile
+either to Spark's native stream-stream join (where its semantics are Flink's) or to the
+server_ext join processor: both inputs tagged by side, unioned, grouped by the join key and
+handed to ``transformWithState``.
 """
 
 from __future__ import annotations
@@ -120,7 +120,10 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
     df = reader.load(source.path)
     if not op:
         return df
-    seq = F.unix_micros(F.col("_metadata.file_modification_time")).alias(SEQ)
+    # File times are coarse (kernel ticks): files written together tie, so the name breaks
+    # the tie. Zero-padded micros + name sort as text in the order Spark lists new files.
+    micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
+    seq = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name")).alias(SEQ)
     return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq)
 
 
@@ -169,9 +172,7 @@ def _union(node: Union, go: Go, spark: SparkSession) -> DataFrame:
 
 def _as_changelog(df: DataFrame) -> DataFrame:
     """An insert-only stream as a changelog: every row +I, in no particular order."""
-    return df.select(
-        "*", F.lit(wire.INSERT).cast("tinyint").alias(KIND), F.lit(0).cast("bigint").alias(SEQ)
-    )
+    return df.select("*", F.lit(wire.INSERT).cast("tinyint").alias(KIND), F.lit("").alias(SEQ))
 
 
 def _query_hints(node: QueryHints, go: Go, spark: SparkSession) -> DataFrame:
@@ -228,7 +229,7 @@ def _join(
             key_cols = [F.lit(0).alias(f"{wire.KEY_PREFIX}0")]
         changelog = _has_kind(child)
         kind = ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")
-        seq = ref(SEQ) if changelog else F.lit(0).cast("bigint")
+        seq = ref(SEQ) if changelog else F.lit("")
         own = F.struct(*(ref(n) for n in row.names))
         return go(child).select(
             *key_cols,
@@ -252,7 +253,7 @@ def _join(
         join_processor(spec), output, "Append", time_mode
     )
     # Changes of one output row come from one key, in order; across keys order is free.
-    seq = F.lit(0).cast("bigint").alias(SEQ)
+    seq = F.lit("").alias(SEQ)
     return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), seq)
 
 

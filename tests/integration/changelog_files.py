@@ -12,6 +12,7 @@ from typing import Any
 from tableapi import Schema, TableDescriptor, TableEnvironment
 
 Change = tuple[str, tuple[Any, ...]]  # ("+I" | "-U" | "+U" | "-D", row)
+OPS = {"+I": "+I", "-U": "-U", "+U": "+U", "-D": "-D", "I": "+I", "UB": "-U", "UA": "+U", "D": "-D"}
 
 
 class ChangelogTable:
@@ -63,7 +64,9 @@ class ChangelogTable:
             elif op != "+I":
                 raise ValueError("an insert-only table takes +I changes only")
             lines.append(json.dumps(record))
-            if op in ("+I", "+U"):
+            if op not in OPS:
+                continue  # not a change: the query must refuse it (tested)
+            if OPS[op] in ("+I", "+U"):
                 self.rows[tuple(row)] += 1
             else:
                 if self.rows[tuple(row)] <= 0:
