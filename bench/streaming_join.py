@@ -134,6 +134,9 @@ def main() -> int:
         b = measure("(b) Table API inner join (native path)", inner.to_spark, None)
         env.config.set("table.exec.join.spark-native.enabled", "false")
         assert "operator=[server_ext join processor]" in inner.explain()
+        # The first query with Python workers pays for starting them (imports): not counted.
+        print("warm-up of the Python workers (not counted) ...", flush=True)
+        run(spark, inner.to_spark(), root / "warmup-operator", None)
         c = measure("(c) Table API inner join, server_ext operator", inner.to_spark, None)
         d = measure("(d) Table API left outer join, server_ext operator", outer.to_spark, None)
 
