@@ -12,6 +12,7 @@ handed to ``transformWithState``.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -117,7 +118,7 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
     reader = spark.readStream.format(source.format).schema(ddl)
     for k, v in source.options:
         reader = reader.option(k, v)
-    df = reader.load(source.path)
+    df = _with_watermark(reader.load(source.path), node)
     if not op:
         return df
     # File times are coarse (kernel ticks): files written together tie, so the name breaks
@@ -125,6 +126,29 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
     micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
     seq = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name")).alias(SEQ)
     return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq)
+
+
+def _with_watermark(df: DataFrame, node: Scan) -> DataFrame:
+    """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``."""
+    spec = node.schema.watermark if node.schema else None
+    if spec is None:
+        return df
+    def is_rowtime(e: Expression) -> bool:  # (Expression's == builds an expression)
+        return isinstance(e, Column) and e.name == spec.column
+
+    expr = spec.expr
+    delay_ms = 0
+    if isinstance(expr, Call) and expr.name == "minus" and isinstance(expr.args[1], Literal):
+        value = expr.args[1].value
+        if isinstance(value, dt.timedelta) and is_rowtime(expr.args[0]):
+            delay_ms = int(value.total_seconds() * 1000)
+            expr = expr.args[0]
+    if not is_rowtime(expr):
+        raise ValidationError(
+            f"Table {node.table_name}: streaming mode supports watermarks of the form "
+            f"'{spec.column} - INTERVAL ...' (a bounded delay); got {spec.expr}."
+        )
+    return df.withWatermark(spec.column, f"{delay_ms} milliseconds")
 
 
 def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
@@ -202,7 +226,10 @@ _KINDS = {
 def _join(
     node: Join, go: Go, spark: SparkSession, options: StreamingOptions, flags: dict[str, bool]
 ) -> DataFrame:
-    if join_strategy(node, options) == "native":
+    if join_strategy(node, options) in ("native", "interval"):
+        # Interval joins: the time bounds are in the condition and both inputs carry their
+        # schemas' watermarks, so Spark keeps state only within the bounds and emits outer
+        # rows once the watermark passes them, as Flink does.
         return batch._join(node, go, spark)
     from server_ext.joins import join_processor
 

@@ -119,6 +119,16 @@ def _join(node: Join) -> str:
             + ", ".join(f"[{h.name} {side}:{h.tables[0]}]" for h, side in node.hints)
             + "]"
         )
+    if node.interval is not None:
+        b = node.interval
+        lrow, rrow = node.left.row_type, node.right.row_type
+        parts.insert(
+            1,
+            f"windowBounds=[isRowTime=true, leftLowerBound={b.lower_ms}, "
+            f"leftUpperBound={b.upper_ms}, leftTimeIndex={lrow.index(b.left_time)}, "
+            f"rightTimeIndex={rrow.index(b.right_time)}]",
+        )
+        return f"IntervalJoin({', '.join(parts)})"
     return f"Join({', '.join(parts)})"
 
 
@@ -130,9 +140,9 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
     if isinstance(node, Join):
         strategy = join_strategy(node, options)
         extra.append(
-            "operator=[spark stream-stream join]"
-            if strategy == "native"
-            else "operator=[server_ext join processor]"
+            "operator=[server_ext join processor]"
+            if strategy == "operator"
+            else "operator=[spark stream-stream join]"
         )
         for side in ("left", "right"):
             ttl = state_ttl_ms(node, side, options.default_ttl_ms)

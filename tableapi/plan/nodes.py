@@ -308,6 +308,16 @@ class EquiKey:
         return f"{self.left} {op} {self.right}"
 
 
+@attrs.frozen
+class IntervalBounds:
+    """An interval join's window: ``lower_ms <= left_time - right_time <= upper_ms``."""
+
+    left_time: str
+    right_time: str
+    lower_ms: int
+    upper_ms: int
+
+
 @attrs.frozen(eq=False)
 class Join(PlanNode):
     """A two-input join. ``equi_keys``/``residual`` are filled by the join-condition rule;
@@ -320,6 +330,7 @@ class Join(PlanNode):
     hints: tuple[tuple[Hint, str], ...] = ()
     equi_keys: tuple[EquiKey, ...] | None = None
     residual: Expression | None = None
+    interval: IntervalBounds | None = None  # set by the interval-join rule
 
     def __attrs_post_init__(self) -> None:
         lrow, rrow = self.left.row_type, self.right.row_type

@@ -102,9 +102,12 @@ def state_ttl_ms(join: Join, side: str, default_ms: int | None) -> int | None:
 
 
 def join_strategy(join: Join, options: StreamingOptions) -> str:
-    """``native`` when Spark's own stream-stream join has the same semantics (an inner join
-    of insert-only inputs on equi keys, without state TTL), else ``operator`` (server_ext).
+    """``interval`` for interval joins; ``native`` when Spark's own stream-stream join has
+    the same semantics (an inner join of insert-only inputs on equi keys, without state TTL);
+    else ``operator`` (server_ext).
     ``table.exec.join.spark-native.enabled = false`` forces the operator (benchmarks)."""
+    if join.interval is not None:
+        return "interval"  # Spark's stream-stream join with watermarks and the time bounds
     default_ttl_ms = options.default_ttl_ms
     native = (
         options.native_joins
@@ -137,7 +140,16 @@ def check_streaming(plan: PlanNode) -> None:
                     f"Table {node.table_name} wraps a batch Spark DataFrame; in streaming mode "
                     "pass a streaming one (spark.readStream...)."
                 )
-        if isinstance(node, Join):
+        if isinstance(node, Join) and node.interval is not None:
+            for side in (node.left, node.right):
+                if changelog_mode(side) is not ChangelogMode.INSERT_ONLY:
+                    raise ValidationError(
+                        f"An interval join needs insert-only inputs, but "
+                        f"[{', '.join(sorted(side.table_names()))}] is a changelog "
+                        "(changelog.op-column). Join it with a regular join, or read an "
+                        "append-only table."
+                    )
+        elif isinstance(node, Join):
             rowtime = [f.name for f in node.row_type if f.type.time_kind is TimeKind.ROWTIME]
             if rowtime:
                 raise ValidationError(

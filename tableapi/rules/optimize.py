@@ -7,6 +7,7 @@ import attrs
 from tableapi.plan.nodes import PlanNode
 from tableapi.rules.computed_columns import expand_computed_columns
 from tableapi.rules.hints import propagate_hints
+from tableapi.rules.interval_joins import classify_interval_joins
 from tableapi.rules.joins import (
     in_subquery_to_semi_join,
     merge_filters_into_inner_joins,
@@ -27,4 +28,5 @@ def optimize(plan: PlanNode) -> OptimizedPlan:
     plan, notes = propagate_hints(plan)
     plan = merge_filters_into_inner_joins(plan)
     plan = split_join_conditions(plan)
+    plan = classify_interval_joins(plan)
     return OptimizedPlan(plan, tuple(notes))

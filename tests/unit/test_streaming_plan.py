@@ -8,6 +8,7 @@ from server_ext.joins.spec import InputSpec
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col, lit
 from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
+from tableapi.plan.nodes import Join
 from tableapi.plan.streaming import (
     ChangelogMode,
     StreamingOptions,
@@ -160,3 +161,92 @@ def test_op_column_is_not_part_of_the_table(senv):
 
     with pytest.raises(ValidationError, match="is also a column of its schema"):
         _scan(t._plan, lambda n: None, None)  # type: ignore[arg-type]
+
+
+# -- interval joins ------------------------------------------------------------------------------
+def _timed(env: TableEnvironment, name: str, cols: str, time_col: str, op: str | None = None):
+    builder = Schema.new_builder()
+    for part in cols.split(","):
+        n, t = part.split()
+        builder.column(n, t)
+    builder.watermark(time_col, f"{time_col} - INTERVAL '5' SECOND")
+    d = (
+        TableDescriptor.for_connector("filesystem")
+        .schema(builder.build())
+        .option("path", f"/nonexistent/{name}")
+        .option("format", "json")
+    )
+    if op:
+        d.option("changelog.op-column", op)
+    env.create_temporary_table(name, d.build())
+    return env.from_path(name)
+
+
+@pytest.fixture
+def timed(senv):
+    orders = _timed(senv, "TOrders", "order_id BIGINT, o_rowtime TIMESTAMP(3)", "o_rowtime")
+    ships = _timed(senv, "TShip", "s_order_id BIGINT, s_rowtime TIMESTAMP(3)", "s_rowtime")
+    return orders, ships
+
+
+@pytest.mark.parametrize(
+    ("bound", "lower", "upper"),
+    [
+        (
+            col("o_rowtime").between(col("s_rowtime") - lit(4).hours, col("s_rowtime")),
+            -14_400_000,
+            0,
+        ),
+        (
+            (col("o_rowtime") >= col("s_rowtime") - lit(4).hours)
+            & (col("o_rowtime") < col("s_rowtime")),
+            -14_400_000,
+            -1,
+        ),
+        (  # written from the right side's point of view
+            (col("s_rowtime") <= col("o_rowtime") + lit(10).minutes)
+            & (col("s_rowtime") > col("o_rowtime")),
+            -600_000,
+            -1,
+        ),
+    ],
+)
+def test_interval_bounds_are_found(timed, bound, lower, upper):
+    orders, ships = timed
+    q = orders.join(ships).where((col("order_id") == col("s_order_id")) & bound)
+    join = q.optimized().plan
+    while not isinstance(join, Join):
+        join = join.inputs[0]
+    assert (join.interval.lower_ms, join.interval.upper_ms) == (lower, upper)
+    text = q.explain()
+    assert (
+        "IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, "
+        f"leftLowerBound={lower}, leftUpperBound={upper}" in text
+    )
+    assert "operator=[spark stream-stream join]" in text
+
+
+def test_one_sided_or_keyless_bounds_are_regular_joins(timed):
+    orders, ships = timed
+    one_sided = orders.left_outer_join(
+        ships, (col("order_id") == col("s_order_id")) & (col("o_rowtime") >= col("s_rowtime"))
+    )
+    with pytest.raises(ValidationError, match="Rowtime attributes must not be in the input rows"):
+        one_sided.explain()
+    keyless = orders.join(ships, col("o_rowtime").between(col("s_rowtime"), col("s_rowtime")))
+    with pytest.raises(ValidationError, match="Rowtime attributes must not be in the input rows"):
+        keyless.explain()
+
+
+def test_interval_join_of_a_changelog_is_an_error(senv):
+    orders = _timed(senv, "COrders", "order_id BIGINT, o_rowtime TIMESTAMP(3)", "o_rowtime", "op")
+    ships = _timed(senv, "CShip", "s_order_id BIGINT, s_rowtime TIMESTAMP(3)", "s_rowtime")
+    q = orders.join(
+        ships,
+        (col("order_id") == col("s_order_id"))
+        & col("o_rowtime").between(col("s_rowtime") - lit(1).hours, col("s_rowtime")),
+    )
+    with pytest.raises(
+        ValidationError, match=r"interval join needs insert-only inputs, but \[COrders\]"
+    ):
+        q.explain()

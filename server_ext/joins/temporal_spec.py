@@ -1,0 +1,88 @@
+"""The contract between the client's compiler and the temporal join processor.
+
+Flink's temporal joins: each probe (left) row joins the version of the build (right) row
+that is valid at the probe row's time, ``FOR SYSTEM_TIME AS OF``:
+
+- ``event`` time (``TemporalRowTimeJoinOperator``): the build side is a versioned table
+  (primary key + rowtime; +I/+U open a version at their rowtime, -U/-D close it at theirs).
+  Probe rows wait in state until the watermark passes their time, then join the version
+  valid at that time; versions no longer needed by any future probe row are dropped. Probe
+  rows that arrive behind the watermark are late: dropped, and reported (see LATE).
+- ``processing`` time (``TemporalProcessTimeJoinOperator``): the build side is a map from key
+  to its latest row; a probe row joins whatever is there when it arrives, at once.
+
+The client runs::
+
+    union.groupBy(*key_columns).transformWithState(
+        temporal_join_processor(spec), output_schema, "Append", temporal_time_mode(spec))
+
+with ``union`` = both inputs tagged as in ``spec.py`` (``__k0..``, ``__side``, ``__kind``,
+``__seq``, ``__l``, ``__r``) plus one more column:
+
+=============  ==========  ==================================================================
+``__t``        BIGINT      the row's time in epoch milliseconds: the probe row's as-of time,
+                           the build row's version time (event mode; null in processing mode)
+=============  ==========  ==================================================================
+
+In event mode the union carries a watermark (``withWatermark`` on ``__t_ts``, a TIMESTAMP
+copy of ``__t``), and the processor uses event-time timers at the probe rows' times.
+
+Output rows: ``__kind`` (TINYINT) then the left fields then the right fields (null-padded for
+``left`` joins without a version). Inner and left temporal joins of an insert-only probe
+side emit +I only. A late probe row is emitted once with ``__kind`` = LATE and null build
+fields; the client counts and drops these rows (they are not part of the result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from server_ext.joins.spec import InputSpec, SideSpec
+
+TIME = "__t"
+TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP (the watermark's column)
+LATE = 9  # __kind of a late probe row: not a RowKind; counted and dropped by the client
+
+TEMPORAL_KINDS = ("inner", "left")
+TIME_MODES = ("event", "processing")
+
+
+@dataclass(frozen=True)
+class TemporalSpec:
+    """Everything a temporal join processor needs, decided at plan time."""
+
+    kind: str  # inner | left
+    time: str  # event | processing
+    left: SideSpec  # the probe side
+    right: SideSpec  # the build side (its primary key is in the join key)
+    residual: tuple | None = None  # condition tree over (left, right), as in spec.py
+    output_names: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.kind not in TEMPORAL_KINDS:
+            raise ValueError(f"temporal join kind must be one of {TEMPORAL_KINDS}")
+        if self.time not in TIME_MODES:
+            raise ValueError(f"time must be one of {TIME_MODES}")
+
+    def output_fields(self) -> tuple[tuple[str, str], ...]:
+        fields = self.left.fields + self.right.fields
+        if self.output_names:
+            fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
+        return fields
+
+
+def temporal_time_mode(spec: TemporalSpec) -> str:
+    """``EventTime`` for versioned tables (timers at the probe times), else ``None``."""
+    return "EventTime" if spec.time == "event" else "None"
+
+
+__all__ = [
+    "LATE",
+    "TEMPORAL_KINDS",
+    "TIME",
+    "TIME_TS",
+    "InputSpec",
+    "SideSpec",
+    "TemporalSpec",
+    "temporal_time_mode",
+]
