@@ -63,6 +63,8 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
     if isinstance(node, Project | Filter | QueryHints):
         return changelog_mode(node.input)
     if isinstance(node, Join):
+        if node.interval is not None:
+            return ChangelogMode.INSERT_ONLY  # outer rows wait for the watermark: no retraction
         left, right = changelog_mode(node.left), changelog_mode(node.right)
         insert_only = left is right is ChangelogMode.INSERT_ONLY
         # Outer joins retract their null-padded rows; anti joins retract when a match comes.

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tableapi import Schema, TableDescriptor, TableEnvironment
+from tests.integration.files import _jsonable
 
 Change = tuple[str, tuple[Any, ...]]  # ("+I" | "-U" | "+U" | "-D", row)
 OPS = {"+I": "+I", "-U": "-U", "+U": "+U", "-D": "-D", "I": "+I", "UB": "-U", "UA": "+U", "D": "-D"}
@@ -30,6 +31,7 @@ class ChangelogTable:
         columns: Sequence[tuple[str, str]],
         primary_key: Sequence[str] = (),
         op_column: str | None = "op",
+        watermark: tuple[str, str] | None = None,  # (rowtime column, SQL expression)
     ) -> None:
         self.name = name
         self.names = [n for n, _ in columns]
@@ -43,6 +45,8 @@ class ChangelogTable:
             builder.column(n, t + (" NOT NULL" if n in primary_key else ""))
         if primary_key:
             builder.primary_key(*primary_key)
+        if watermark:
+            builder.watermark(*watermark)
         descriptor = (
             TableDescriptor.for_connector("filesystem")
             .schema(builder.build())
@@ -58,7 +62,7 @@ class ChangelogTable:
             return
         lines = []
         for op, row in changes:
-            record = dict(zip(self.names, row, strict=True))
+            record = {n: _jsonable(v) for n, v in zip(self.names, row, strict=True)}
             if self.op_column:
                 record[self.op_column] = op
             elif op != "+I":
