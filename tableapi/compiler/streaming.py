@@ -133,6 +133,7 @@ def _with_watermark(df: DataFrame, node: Scan) -> DataFrame:
     spec = node.schema.watermark if node.schema else None
     if spec is None:
         return df
+
     def is_rowtime(e: Expression) -> bool:  # (Expression's == builds an expression)
         return isinstance(e, Column) and e.name == spec.column
 
