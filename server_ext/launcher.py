@@ -34,6 +34,8 @@ def server_conf(
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
+        # Batch temporal joins: the sort-merge as-of join (the default plan is a nested loop).
+        "spark.sql.join.sortMergeAsOfJoin.enabled": "true",
         VERSION_CONF: __version__,
     }
     if token:

@@ -38,7 +38,7 @@ from tableapi.plan.streaming import (
 )
 from tableapi.result import StreamingTableResult, TableResult
 from tableapi.schema import Schema
-from tableapi.table import Table
+from tableapi.table import Table, TemporalTableFunction
 from tableapi.types import DataType, Field, RowType, from_spark, type_of_value
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class TableEnvironment:
         self._spark: SparkSession | None = None
         self._tables: dict[str, TableDescriptor | Table] = {}
         self._functions: dict[str, UserFunction] = {}
+        self._temporal_functions: dict[str, TemporalTableFunction] = {}
 
     @classmethod
     def create(
@@ -200,11 +201,18 @@ class TableEnvironment:
         )
         return Table(Scan(name or f"Spark${next(_anonymous)}", SparkSource(dataframe), row), self)
 
-    def create_temporary_function(self, name: str, function: UserFunction) -> None:
-        """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``."""
+    def create_temporary_function(
+        self, name: str, function: UserFunction | TemporalTableFunction
+    ) -> None:
+        """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``, or a
+        temporal table function for ``join_lateral``."""
+        if isinstance(function, TemporalTableFunction):
+            self._temporal_functions[name.lower()] = function
+            return
         if not isinstance(function, UserFunction):
             raise ValidationError(
-                "create_temporary_function() takes udf(python_function, result_type=...)."
+                "create_temporary_function() takes udf(python_function, result_type=...) or "
+                "table.create_temporal_table_function(time_attribute, primary_key)."
             )
         self._functions[name.lower()] = function
 

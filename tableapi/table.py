@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.expressions import (
@@ -35,12 +37,13 @@ from tableapi.plan.nodes import (
     Project,
     QueryHints,
     Sort,
+    TemporalJoin,
     Union,
 )
 from tableapi.plan.streaming import check_streaming
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan, optimize
-from tableapi.types import RowType
+from tableapi.types import RowType, TimeKind
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame
@@ -205,6 +208,100 @@ class Table:
         """Rows of this table that have no match in ``right``."""
         return self._join(right, join_predicate, JoinKind.ANTI)
 
+    # -- temporal joins --------------------------------------------------------------------------
+    def create_temporal_table_function(
+        self, time_attribute: Expression | str, primary_key: Expression | str
+    ) -> TemporalTableFunction:
+        """A function of time returning this table's versions valid at that time; register it
+        with ``env.create_temporary_function("Rates", fn)`` and use it in ``join_lateral``.
+
+        Example::
+
+            rates = env.from_path("RatesHistory").create_temporal_table_function(
+                col("r_rowtime"), col("r_currency"))
+        """
+        time_name, key_name = _column_name(time_attribute), _column_name(primary_key)
+        self.row_type.field(time_name, "create_temporal_table_function's time attribute")
+        self.row_type.field(key_name, "create_temporal_table_function's primary key")
+        return TemporalTableFunction(self, time_name, (key_name,))
+
+    def join_lateral(self, function_call: Expression, join_predicate: Expression) -> Table:
+        """Join each row with the temporal table function's version at the row's time:
+        ``orders.join_lateral(call("Rates", col("o_rowtime")), col("currency") ==
+        col("r_currency"))``."""
+        return self._lateral(function_call, join_predicate, JoinKind.INNER)
+
+    def left_outer_join_lateral(
+        self, function_call: Expression, join_predicate: Expression
+    ) -> Table:
+        """As :meth:`join_lateral`, keeping rows without a version (null-padded)."""
+        return self._lateral(function_call, join_predicate, JoinKind.LEFT)
+
+    def _lateral(self, function_call: Expression, predicate: Expression, kind: JoinKind) -> Table:
+        from tableapi.expressions import UnresolvedCall
+
+        call_ = to_expression(function_call)
+        fn = (
+            self._env._temporal_functions.get(call_.name.lower())
+            if isinstance(call_, UnresolvedCall)
+            else None
+        )
+        if fn is None or len(call_.args) != 1 or not isinstance(call_.args[0], Column):
+            known = sorted(self._env._temporal_functions)
+            raise ValidationError(
+                f"join_lateral() takes call(<temporal table function>, col(<time attribute>)); "
+                f"got {function_call}. Registered temporal table functions: {known}."
+            )
+        return self._temporal(fn.table, predicate, call_.args[0].name, kind, fn)
+
+    def temporal_join(
+        self, right: Table, join_predicate: Expression, as_of: Expression | str, how: str = "inner"
+    ) -> Table:
+        """``FOR SYSTEM_TIME AS OF``: join each row with the version of ``right`` (a table
+        with a primary key; with a watermark for event time) valid at ``as_of``.
+
+        Example::
+
+            orders.temporal_join(rates, col("currency") == col("r_currency"),
+                                 as_of=col("o_rowtime"), how="left")
+        """
+        if how not in ("inner", "left"):
+            raise ValidationError(f"how must be 'inner' or 'left', got {how!r}.")
+        right = self._same_env(right)
+        key = right._plan.unique_keys
+        if not key:
+            raise ValidationError(
+                "temporal_join() needs a versioned table: the right table has no primary key. "
+                "Declare one with Schema.new_builder()...primary_key(...)."
+            )
+        kind = JoinKind.INNER if how == "inner" else JoinKind.LEFT
+        fn = TemporalTableFunction(right, _rowtime_of(right), key[0])
+        return self._temporal(right, join_predicate, _column_name(as_of), kind, fn)
+
+    def _temporal(
+        self,
+        right: Table,
+        predicate: Expression,
+        as_of: str,
+        kind: JoinKind,
+        fn: TemporalTableFunction,
+    ) -> Table:
+        condition = self._env._resolve(to_expression(predicate))
+        as_of_type = self.row_type.field(as_of, "the temporal join's as_of").type
+        # Processing time (PROCTIME): the right table's latest row, whatever its time column.
+        right_time = fn.time_attribute if as_of_type.time_kind is TimeKind.ROWTIME else None
+        if right_time is not None and right_time not in right.row_type:
+            tables = ", ".join(sorted(right._plan.table_names()))
+            raise ValidationError(
+                f"An event-time temporal join needs a versioned table with a rowtime attribute "
+                f"(a watermark); [{tables}] has none. Declare .watermark(...) on its schema, or "
+                "join AS OF a PROCTIME() column."
+            )
+        node = TemporalJoin(
+            self._plan, right._plan, kind, condition, as_of, right_time, fn.primary_key
+        )
+        return self._new(node)
+
     def with_hint(self, name: str, *tables: str | Table, **options: Any) -> Table:
         """Attach a join hint for the joins of this query that read ``tables`` (names, or
         Table objects that read one table): ``q.with_hint("BROADCAST", "Product")``."""
@@ -312,6 +409,29 @@ class Table:
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
         """Write into a catalog table's files (its physical columns, by position)."""
         return self._env._insert(self, table_path, overwrite)
+
+
+@attrs.frozen(eq=False)
+class TemporalTableFunction:
+    """A versioned view of a table (``create_temporal_table_function``): called with a time
+    in ``join_lateral``, it gives the rows valid at that time, one per primary key."""
+
+    table: Table
+    time_attribute: str
+    primary_key: tuple[str, ...]
+
+
+def _column_name(e: Expression | str) -> str:
+    if isinstance(e, str):
+        return e
+    if isinstance(e, Column):
+        return e.name
+    raise ValidationError(f"Expected a column, got {e}; pass col('name').")
+
+
+def _rowtime_of(table: Table) -> str:
+    rowtime = [f.name for f in table.row_type if f.type.time_kind is TimeKind.ROWTIME]
+    return rowtime[0] if rowtime else ""
 
 
 class GroupedTable:

@@ -21,6 +21,7 @@ from tableapi.plan.nodes import (
     QueryHints,
     Scan,
     Sort,
+    TemporalJoin,
     Union,
 )
 from tableapi.plan.streaming import (
@@ -54,6 +55,11 @@ def _logical(node: PlanNode) -> str:
     if isinstance(node, Join):
         cond = "true" if node.condition is None else node.condition
         return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.spark_how}])"
+    if isinstance(node, TemporalJoin):
+        return (
+            f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.spark_how}], "
+            f"forSystemTimeAsOf=[{node.as_of}])"
+        )
     if isinstance(node, Distinct):
         return f"LogicalAggregate(group=[{{{', '.join(node.row_type.names)}}}])"
     if isinstance(node, Sort):
@@ -84,6 +90,8 @@ def _optimized(node: PlanNode) -> str:
         return f"GroupAggregate(groupBy={_list(node.group_keys)}, select={_list(sel)})"
     if isinstance(node, Join):
         return _join(node)
+    if isinstance(node, TemporalJoin):
+        return _temporal_join(node)
     if isinstance(node, Distinct):
         return f"GroupAggregate(groupBy={names}, select={names})"
     if isinstance(node, Sort):
@@ -130,6 +138,22 @@ def _join(node: Join) -> str:
         )
         return f"IntervalJoin({', '.join(parts)})"
     return f"Join({', '.join(parts)})"
+
+
+def _temporal_join(node: TemporalJoin) -> str:
+    time = (
+        f"leftTimeAttribute=[{node.as_of}], rightTimeAttribute=[{node.right_time}]"
+        if node.time == "event"
+        else f"leftTimeAttribute=[{node.as_of}], temporal=[processing time: latest row]"
+    )
+    parts = [
+        f"joinType=[{node.kind.value}]",
+        f"where=[{node.condition}]",
+        f"select={_list(node.row_type.names)}",
+        time,
+        f"rightPrimaryKey={_list(node.right_key)}",
+    ]
+    return f"TemporalJoin({', '.join(parts)})"
 
 
 def _streaming(node: PlanNode, options: StreamingOptions) -> str:

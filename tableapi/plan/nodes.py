@@ -20,6 +20,7 @@ import attrs
 
 from tableapi.errors import ValidationError
 from tableapi.expressions import (
+    Call,
     Column,
     Expression,
     InTable,
@@ -28,7 +29,7 @@ from tableapi.expressions import (
     is_aggregate,
 )
 from tableapi.schema import Schema
-from tableapi.types import Field, RowType
+from tableapi.types import Field, RowType, TimeKind
 
 
 def _set(obj: object, name: str, value: object) -> None:
@@ -385,6 +386,91 @@ class Join(PlanNode):
         if not self.kind.keeps_right_columns:
             return self.left.unique_keys
         return ()
+
+
+@attrs.frozen(eq=False)
+class TemporalJoin(PlanNode):
+    """``FOR SYSTEM_TIME AS OF``: each left row joins the version of the right (versioned)
+    table valid at the left row's ``as_of`` time (event time), or the right table's latest
+    row (processing time). Built by ``join_lateral`` and ``temporal_join``.
+
+    The right table's primary key must be equated with left columns in the condition; the
+    join-condition rule fills ``equi_keys`` and ``residual`` as for :class:`Join`.
+    """
+
+    left: PlanNode
+    right: PlanNode
+    kind: JoinKind  # INNER or LEFT
+    condition: Expression
+    as_of: str  # the left time attribute
+    right_time: str | None  # the right rowtime (event time); None for processing time
+    right_key: tuple[str, ...]
+    equi_keys: tuple[EquiKey, ...] | None = None
+    residual: Expression | None = None
+
+    def __attrs_post_init__(self) -> None:
+        lrow, rrow = self.left.row_type, self.right.row_type
+        if self.kind not in (JoinKind.INNER, JoinKind.LEFT):
+            raise ValidationError("A temporal join is an inner or a left outer join.")
+        both = [n for n in lrow.names if n in rrow]
+        if both:
+            raise ValidationError(
+                f"Column(s) {both} exist on both sides of the temporal join; rename one side "
+                "first with rename_columns(col(...).alias(...))."
+            )
+        as_of = lrow.field(self.as_of, "the temporal join's as_of")
+        if as_of.type.time_kind is TimeKind.NONE:
+            raise ValidationError(
+                f"as_of must be a time attribute of the left table (a rowtime with a watermark, "
+                f"or PROCTIME()); {self.as_of} is a plain {as_of.type}. Declare "
+                f".watermark({self.as_of!r}, ...) or use a PROCTIME() column."
+            )
+        if self.right_time is not None:
+            rrow.field(self.right_time, "the versioned table's time attribute")
+        for k in self.right_key:
+            rrow.field(k, "the versioned table's primary key")
+        combined = RowType(lrow.fields + rrow.fields)
+        t = self._check_expr(self.condition, combined, "the temporal join condition")
+        if t.name not in ("BOOLEAN", "NULL"):
+            raise ValidationError(f"A join condition must be BOOLEAN; {self.condition} is {t}.")
+        equated = set()
+        for term in conjuncts(self.condition):
+            if isinstance(term, Call) and term.name == "equals":
+                names = [a.name for a in term.args if isinstance(a, Column)]
+                if len(names) == 2 and ({names[0] in lrow, names[1] in lrow} == {True, False}):
+                    equated.update(n for n in names if n in rrow)
+        missing = [k for k in self.right_key if k not in equated]
+        if missing:
+            raise ValidationError(
+                f"A temporal join needs the versioned table's primary key {list(self.right_key)} "
+                f"in an equality with left columns; {missing} is not. Add e.g. "
+                f"col('<left column>') == col({missing[0]!r}) to the condition."
+            )
+        nullable = self.kind is JoinKind.LEFT
+        row = RowType(
+            lrow.fields
+            + tuple(
+                Field(f.name, (f.type.with_nullable(True) if nullable else f.type).plain())
+                for f in rrow
+            )
+        )
+        _set(self, "row_type", row)
+
+    @property
+    def time(self) -> str:
+        """``event`` (versioned table) or ``processing`` (latest row)."""
+        return "event" if self.right_time is not None else "processing"
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return (self.left, self.right)
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        return attrs.evolve(self, left=inputs[0], right=inputs[1])
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.left.unique_keys  # one version per left row at most
 
 
 @attrs.frozen(eq=False)

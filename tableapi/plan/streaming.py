@@ -27,12 +27,13 @@ from tableapi.plan.nodes import (
     QueryHints,
     Scan,
     SparkSource,
+    TemporalJoin,
     Union,
 )
 from tableapi.types import TimeKind
 
 # Operators that run in streaming mode; the others need a bounded input today.
-_STREAMING_NODES = (Scan, Project, Filter, Join, Union, QueryHints)
+_STREAMING_NODES = (Scan, Project, Filter, Join, TemporalJoin, Union, QueryHints)
 
 
 @attrs.frozen
@@ -71,6 +72,8 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
         if insert_only and node.kind in (JoinKind.INNER, JoinKind.SEMI):
             return ChangelogMode.INSERT_ONLY
         return ChangelogMode.ALL
+    if isinstance(node, TemporalJoin):
+        return changelog_mode(node.left)  # one output row per probe row, emitted once
     if isinstance(node, Union):
         modes = {changelog_mode(node.left), changelog_mode(node.right)}
         return ChangelogMode.ALL if ChangelogMode.ALL in modes else ChangelogMode.INSERT_ONLY
@@ -142,6 +145,13 @@ def check_streaming(plan: PlanNode) -> None:
                     f"Table {node.table_name} wraps a batch Spark DataFrame; in streaming mode "
                     "pass a streaming one (spark.readStream...)."
                 )
+        if isinstance(node, TemporalJoin) and (
+            changelog_mode(node.left) is not ChangelogMode.INSERT_ONLY
+        ):
+            raise ValidationError(
+                "The probe (left) side of a temporal join must be insert-only; "
+                f"[{', '.join(sorted(node.left.table_names()))}] is a changelog."
+            )
         if isinstance(node, Join) and node.interval is not None:
             for side in (node.left, node.right):
                 if changelog_mode(side) is not ChangelogMode.INSERT_ONLY:

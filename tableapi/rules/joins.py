@@ -8,7 +8,7 @@ import attrs
 
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, InTable, and_, conjuncts
-from tableapi.plan.nodes import EquiKey, Filter, Join, JoinKind, PlanNode, Project
+from tableapi.plan.nodes import EquiKey, Filter, Join, JoinKind, PlanNode, Project, TemporalJoin
 
 _fresh = itertools.count()
 
@@ -72,7 +72,7 @@ def split_join_conditions(plan: PlanNode) -> PlanNode:
     """Fill ``equi_keys`` (``l = r`` across the sides) and the ``residual`` of each join."""
 
     def rewrite(node: PlanNode) -> PlanNode | None:
-        if not isinstance(node, Join) or node.equi_keys is not None:
+        if not isinstance(node, Join | TemporalJoin) or node.equi_keys is not None:
             return None
         left, right = set(node.left.row_type.names), set(node.right.row_type.names)
         keys: list[EquiKey] = []

@@ -1,0 +1,153 @@
+"""Temporal joins: the currency example of Flink's docs, and random inputs against a reference."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tableapi import TableEnvironment, ValidationError, call, col
+from tests.integration.changelog_files import ChangelogTable
+from tests.reference import as_bag
+
+DAY = dt.datetime(2026, 11, 23)
+
+
+def at(hh_mm: str) -> dt.datetime:
+    h, m = map(int, hh_mm.split(":"))
+    return DAY.replace(hour=h, minute=m)
+
+
+ORDERS = [  # amount, currency, o_rowtime
+    (2, "Euro", at("10:15")),
+    (1, "US Dollar", at("10:30")),
+    (50, "Yen", at("10:32")),
+    (3, "Euro", at("10:52")),
+    (5, "US Dollar", at("11:04")),
+]
+RATES = [  # r_currency, rate, r_rowtime
+    ("US Dollar", 102, at("09:00")),
+    ("Euro", 114, at("09:00")),
+    ("Yen", 1, at("09:00")),
+    ("Euro", 116, at("10:45")),
+    ("Euro", 119, at("11:15")),
+    ("Pounds", 108, at("11:49")),
+]
+
+
+def register(env: TableEnvironment, root: Path, orders=ORDERS, rates=RATES):
+    o = ChangelogTable(
+        env,
+        root,
+        "Orders",
+        [("amount", "BIGINT"), ("currency", "STRING"), ("o_rowtime", "TIMESTAMP(3)")],
+        op_column=None,
+        watermark=("o_rowtime", "o_rowtime - INTERVAL '1' SECOND"),
+    )
+    r = ChangelogTable(
+        env,
+        root,
+        "RatesHistory",
+        [("r_currency", "STRING"), ("rate", "BIGINT"), ("r_rowtime", "TIMESTAMP(3)")],
+        primary_key=("r_currency",),
+        op_column=None,
+        watermark=("r_rowtime", "r_rowtime - INTERVAL '1' SECOND"),
+    )
+    o.append([("+I", row) for row in orders])
+    r.append([("+I", row) for row in rates])
+    return o, r
+
+
+def reference(orders, rates, how: str = "inner") -> list[tuple]:
+    """For each order, the rate of its currency with the latest time <= the order's time."""
+    out = []
+    for amount, currency, t in orders:
+        versions = [v for v in rates if v[0] == currency and v[2] <= t]
+        if versions:
+            out.append((amount, currency, t, *max(versions, key=lambda v: v[2])))
+        elif how == "left":
+            out.append((amount, currency, t, None, None, None))
+    return out
+
+
+def test_seed_example_join_lateral_batch(env: TableEnvironment, shared_dir: Path) -> None:
+    register(env, shared_dir)
+    rates = env.from_path("RatesHistory").create_temporal_table_function(
+        col("r_rowtime"), col("r_currency")
+    )
+    env.create_temporary_function("Rates", rates)
+    query = (
+        env.from_path("Orders")
+        .join_lateral(call("Rates", col("o_rowtime")), col("currency") == col("r_currency"))
+        .select(col("amount"), col("currency"), (col("amount") * col("rate")).alias("yen"))
+    )
+    assert "TemporalJoin(joinType=[InnerJoin]" in query.explain()
+    assert "leftTimeAttribute=[o_rowtime], rightTimeAttribute=[r_rowtime]" in query.explain()
+    got = as_bag(tuple(r) for r in query.execute().collect())
+    assert got[(2, "Euro", 228)] == 1 and got[(3, "Euro", 348)] == 1
+    want = as_bag((a, c, a * rate) for a, c, _, _, rate, _ in reference(ORDERS, RATES))
+    assert got == want
+
+
+@pytest.mark.parametrize("how", ["inner", "left"])
+def test_temporal_join_batch_matches_reference(
+    env: TableEnvironment, shared_dir: Path, how: str
+) -> None:
+    orders = [*ORDERS, (7, "Pounds", at("11:00")), (9, "Franc", at("12:00"))]
+    register(env, shared_dir, orders=orders)
+    query = env.from_path("Orders").temporal_join(
+        env.from_path("RatesHistory"),
+        col("currency") == col("r_currency"),
+        as_of=col("o_rowtime"),
+        how=how,
+    )
+    got = as_bag(tuple(r) for r in query.execute().collect())
+    assert got == as_bag(reference(orders, RATES, how))
+
+
+def test_temporal_join_needs_the_primary_key_in_the_condition(
+    env: TableEnvironment, shared_dir: Path
+) -> None:
+    register(env, shared_dir)
+    with pytest.raises(ValidationError, match=r"primary key \['r_currency'\] in an equality"):
+        env.from_path("Orders").temporal_join(
+            env.from_path("RatesHistory"), col("amount") == col("rate"), as_of=col("o_rowtime")
+        )
+
+
+versions = st.lists(
+    st.tuples(st.sampled_from(["A", "B"]), st.integers(1, 9), st.integers(0, 20)),
+    max_size=8,
+    unique_by=lambda v: (v[0], v[2]),
+)
+probes = st.lists(
+    st.tuples(st.integers(1, 3), st.sampled_from(["A", "B", "C"]), st.integers(0, 20)), max_size=8
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rates=versions, orders=probes, how=st.sampled_from(["inner", "left"]))
+def test_random_batch_temporal_joins(env: TableEnvironment, shared_dir: Path, rates, orders, how):
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(dir=shared_dir))
+    root.chmod(0o777)
+    for name in ("Orders", "RatesHistory"):
+        env.drop_temporary_table(name)
+    minute = lambda m: DAY + dt.timedelta(minutes=m)  # noqa: E731
+    o_rows = [(a, c, minute(m)) for a, c, m in orders]
+    r_rows = [(c, v, minute(m)) for c, v, m in rates]
+    register(env, root, orders=o_rows, rates=r_rows)
+    query = env.from_path("Orders").temporal_join(
+        env.from_path("RatesHistory"),
+        col("currency") == col("r_currency"),
+        as_of=col("o_rowtime"),
+        how=how,
+    )
+    got = as_bag(tuple(r) for r in query.execute().collect())
+    assert got == as_bag(reference(o_rows, r_rows, how))
