@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server_ext.joins.spec import InputSpec
-from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col, lit
+from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, call, col, lit
 from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
 from tableapi.plan.nodes import Join
@@ -250,3 +250,62 @@ def test_interval_join_of_a_changelog_is_an_error(senv):
         ValidationError, match=r"interval join needs insert-only inputs, but \[COrders\]"
     ):
         q.explain()
+
+
+# -- temporal joins -------------------------------------------------------------------------------
+@pytest.fixture
+def rates_env():
+    env = TableEnvironment.create(mode="batch")
+    orders = Schema.new_builder().column("amount", "BIGINT").column("currency", "STRING")
+    orders.column("o_rowtime", "TIMESTAMP(3)").column_by_expression("o_proctime", "PROCTIME()")
+    orders.column("plain_ts", "TIMESTAMP(3)")
+    orders.watermark("o_rowtime", "o_rowtime - INTERVAL '5' SECOND")
+    rates = Schema.new_builder().column("r_currency", "STRING").column("rate", "BIGINT")
+    rates.column("r_rowtime", "TIMESTAMP(3)").watermark("r_rowtime", "r_rowtime")
+    rates.primary_key("r_currency")
+    for name, schema in (("Orders", orders), ("Rates", rates)):
+        env.create_temporary_table(
+            name,
+            TableDescriptor.for_connector("filesystem")
+            .schema(schema.build())
+            .option("path", f"/nonexistent/{name}")
+            .option("format", "json")
+            .build(),
+        )
+    return env
+
+
+def test_temporal_join_explain_event_and_processing_time(rates_env):
+    orders, rates = rates_env.from_path("Orders"), rates_env.from_path("Rates")
+    on = col("currency") == col("r_currency")
+    event = orders.temporal_join(rates, on, as_of=col("o_rowtime"), how="left").explain()
+    assert "TemporalJoin(joinType=[LeftOuterJoin]" in event
+    assert "leftTimeAttribute=[o_rowtime], rightTimeAttribute=[r_rowtime]" in event
+    assert "rightPrimaryKey=[r_currency]" in event
+    latest = orders.temporal_join(rates, on, as_of=col("o_proctime")).explain()
+    assert "temporal=[processing time: latest row]" in latest
+
+
+def test_temporal_join_errors(rates_env):
+    orders, rates = rates_env.from_path("Orders"), rates_env.from_path("Rates")
+    on = col("currency") == col("r_currency")
+    with pytest.raises(ValidationError, match=r"as_of must be a time attribute .* plain_ts"):
+        orders.temporal_join(rates, on, as_of=col("plain_ts"))
+    with pytest.raises(ValidationError, match="how must be 'inner' or 'left'"):
+        orders.temporal_join(rates, on, as_of=col("o_rowtime"), how="full")
+    with pytest.raises(ValidationError, match="the right table has no primary key"):
+        orders.temporal_join(orders.select(col("currency").alias("c2")), on, as_of="o_rowtime")
+    with pytest.raises(ValidationError, match=r"join_lateral\(\) takes call"):
+        orders.join_lateral(call("Nope", col("o_rowtime")), on)
+
+
+def test_join_lateral_resolves_a_registered_temporal_table_function(rates_env):
+    orders, rates = rates_env.from_path("Orders"), rates_env.from_path("Rates")
+    rates_env.create_temporary_function(
+        "R", rates.create_temporal_table_function(col("r_rowtime"), col("r_currency"))
+    )
+    t = orders.left_outer_join_lateral(
+        call("R", col("o_rowtime")), col("currency") == col("r_currency")
+    )
+    assert t.row_type.names[-3:] == ("r_currency", "rate", "r_rowtime")
+    assert t.row_type.field("rate").type.nullable
