@@ -35,7 +35,7 @@ from tableapi.plan.nodes import (
     TemporalJoin,
     Union,
 )
-from tableapi.types import RowType
+from tableapi.types import RowType, TimeKind
 
 # Table API hint name -> Spark's join strategy hint.
 SPARK_JOIN_HINTS = {
@@ -138,6 +138,16 @@ def _temporal_join(node: TemporalJoin, go: Go, spark: SparkSession) -> DataFrame
     how = "inner" if node.kind is JoinKind.INNER else "left"
     on = reduce(lambda a, b: a & b, [ref(k.left) == ref(k.right) for k in node.equi_keys])
     if node.right_time is None:
+        rowtime = [f.name for f in node.right.row_type if f.type.time_kind is TimeKind.ROWTIME]
+        if rowtime:  # a versioned table: its latest version per key is "the latest row"
+            from pyspark.sql.connect.window import Window
+
+            latest = Window.partitionBy(*(ref(k) for k in node.right_key)).orderBy(
+                ref(rowtime[0]).desc()
+            )
+            right = right.withColumn(_LATEST, F.row_number().over(latest)).filter(
+                F.col(_LATEST) == 1
+            )
         joined = left.join(right, on=on, how=how)
     else:
         # Spark's sort-merge as-of join (spark.sql.join.sortMergeAsOfJoin.enabled, set by
@@ -161,7 +171,7 @@ def _temporal_join(node: TemporalJoin, go: Go, spark: SparkSession) -> DataFrame
     )
 
 
-_AS_OF_LEFT, _AS_OF_RIGHT = "__as_of_left", "__as_of_right"
+_AS_OF_LEFT, _AS_OF_RIGHT, _LATEST = "__as_of_left", "__as_of_right", "__latest"
 
 
 def _distinct(node: Distinct, go: Go, spark: SparkSession) -> DataFrame:

@@ -32,6 +32,7 @@ class ChangelogTable:
         primary_key: Sequence[str] = (),
         op_column: str | None = "op",
         watermark: tuple[str, str] | None = None,  # (rowtime column, SQL expression)
+        computed: Sequence[tuple[str, str]] = (),  # (name, SQL expression)
     ) -> None:
         self.name = name
         self.names = [n for n, _ in columns]
@@ -43,6 +44,8 @@ class ChangelogTable:
         builder = Schema.new_builder()
         for n, t in columns:
             builder.column(n, t + (" NOT NULL" if n in primary_key else ""))
+        for column, sql in computed:
+            builder.column_by_expression(column, sql)
         if primary_key:
             builder.primary_key(*primary_key)
         if watermark:
