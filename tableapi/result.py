@@ -224,3 +224,33 @@ class StreamingTableResult(TableResult):
     def cancel(self) -> None:
         """Stop the query (its checkpoint, if configured, lets a new one resume)."""
         self.query.stop()
+
+    def late_rows(self) -> int:
+        """Probe rows that temporal joins dropped because they came behind the watermark
+        (over the query's recent micro-batches)."""
+        total = 0
+        for progress in self.query.recentProgress:
+            metrics = getattr(progress, "observedMetrics", None) or {}
+            # Rows the processor saw late, and rows Spark dropped before it (same watermark).
+            total += int(_metric(metrics.get(LATE_ROWS_METRIC), "late_rows") or 0)
+            for op in progress.stateOperators or []:
+                if "transformWithState" in (op.operatorName or ""):
+                    total += int(op.numRowsDroppedByWatermark or 0)
+        return total
+
+
+def _metric(row: Any, name: str) -> Any:
+    """A field of an observed-metrics row. Over Spark Connect it arrives as
+    ``Row(values=[...], schema={...})`` rather than as a Row with the metric's fields."""
+    if row is None:
+        return None
+    fields = getattr(row, "__fields__", ())
+    if name in fields:
+        return row[name]
+    if "values" in fields and "schema" in fields:
+        names = [f["name"] for f in row["schema"]["fields"]]
+        return row["values"][names.index(name)] if name in names else None
+    return None
+
+
+LATE_ROWS_METRIC = "tableapi_late_rows"  # the observed metric of temporal joins

@@ -38,6 +38,7 @@ from tableapi.plan.nodes import (
     QueryHints,
     Scan,
     SparkSource,
+    TemporalJoin,
     Union,
 )
 from tableapi.plan.streaming import (
@@ -49,6 +50,7 @@ from tableapi.plan.streaming import (
     state_ttl_ms,
     unique_key_for_state,
 )
+from tableapi.result import LATE_ROWS_METRIC
 from tableapi.types import RowType, common_type
 from tableapi.types import to_spark as spark_type
 
@@ -80,6 +82,8 @@ def compile_stream(
         if id(n) not in memo:
             if isinstance(n, Join):
                 memo[id(n)] = _join(n, go, spark, options, flags)
+            elif isinstance(n, TemporalJoin):
+                memo[id(n)] = _temporal_join(n, go, spark, flags)
             else:
                 memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
         return memo[id(n)]
@@ -283,6 +287,73 @@ def _join(
     # Changes of one output row come from one key, in order; across keys order is free.
     seq = F.lit("").alias(SEQ)
     return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), seq)
+
+
+def _temporal_join(
+    node: TemporalJoin, go: Go, spark: SparkSession, flags: dict[str, bool]
+) -> DataFrame:
+    """The server_ext temporal join processor over both inputs tagged by side; probe rows
+    that arrive behind the watermark are counted (observed metric ``late_rows``) and dropped."""
+    from server_ext.joins import temporal_join_processor
+    from server_ext.joins import temporal_spec as tw
+
+    if node.equi_keys is None:
+        raise ValidationError("compile the optimized plan: join conditions are not split")
+    flags["operator"] = True
+    keys = node.equi_keys
+    lrow, rrow = node.left.row_type, node.right.row_type
+    spec = tw.TemporalSpec(
+        kind="inner" if node.kind is JoinKind.INNER else "left",
+        time=node.time,
+        left=wire.SideSpec(tuple((f.name, f.type.spark_ddl) for f in lrow)),
+        right=wire.SideSpec(
+            tuple((f.name, f.type.spark_ddl) for f in rrow),
+            wire.InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY,  # TemporalJoin checked the PK is keyed
+            tuple(rrow.index(k) for k in node.right_key),
+        ),
+        residual=None if node.residual is None else condition_tree(node.residual, lrow, rrow),
+        output_names=node.row_type.names,
+    )
+    key_types = [
+        common_type(lrow.field(k.left).type, rrow.field(k.right).type).spark_ddl for k in keys
+    ]
+    left_struct, right_struct = _struct_ddl(lrow), _struct_ddl(rrow)
+
+    def tagged(side: int, child: PlanNode, names: list[str], time: str | None) -> DataFrame:
+        changelog = _has_kind(child)
+        own = F.struct(*(ref(n) for n in child.row_type.names))
+        stamp = ref(time) if time else F.lit(None).cast("timestamp")
+        return go(child).select(
+            *(
+                ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
+                for i, (n, t) in enumerate(zip(names, key_types, strict=True))
+            ),
+            F.lit(side).cast("tinyint").alias(wire.SIDE),
+            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
+            (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
+            (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
+            (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+            F.unix_millis(stamp).alias(tw.TIME),
+            stamp.alias(tw.TIME_TS),
+        )
+
+    event = node.time == "event"
+    union = tagged(wire.LEFT, node.left, [k.left for k in keys], node.as_of).unionAll(
+        tagged(wire.RIGHT, node.right, [k.right for k in keys], node.right_time if event else None)
+    )
+    output = T.StructType(
+        [T.StructField(KIND, T.ByteType(), False)]
+        + [T.StructField(f.name, spark_type(f.type), True) for f in node.row_type]
+    )
+    out = union.groupBy(
+        *(F.col(f"{wire.KEY_PREFIX}{i}") for i in range(len(keys)))
+    ).transformWithState(
+        temporal_join_processor(spec), output, "Append", tw.temporal_time_mode(spec)
+    )
+    late = F.col(KIND) == F.lit(tw.LATE)
+    out = out.observe(LATE_ROWS_METRIC, F.sum(F.when(late, 1).otherwise(0)).alias("late_rows"))
+    # Insert-only probe rows give insert-only output: no kind column downstream.
+    return out.filter(~late).select(*(ref(n) for n in node.row_type.names))
 
 
 def _struct_ddl(row: RowType) -> str:
