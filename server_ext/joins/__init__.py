@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
     from server_ext.joins.spec import JoinSpec
+    from server_ext.joins.temporal_spec import TemporalSpec
 
 
 def join_processor(spec: JoinSpec) -> StatefulProcessor:
@@ -22,3 +23,11 @@ def join_processor(spec: JoinSpec) -> StatefulProcessor:
     from server_ext.joins.regular import RegularJoinProcessor
 
     return RegularJoinProcessor(spec)
+
+
+def temporal_join_processor(spec: TemporalSpec) -> StatefulProcessor:
+    """The processor for ``spec``: Flink's TemporalRowTimeJoinOperator (event time) or
+    TemporalProcessTimeJoinOperator (processing time). Imported lazily, as above."""
+    from server_ext.joins.temporal import TemporalJoinProcessor
+
+    return TemporalJoinProcessor(spec)

@@ -24,8 +24,12 @@ with ``union`` = both inputs tagged as in ``spec.py`` (``__k0..``, ``__side``, `
                            the build row's version time (event mode; null in processing mode)
 =============  ==========  ==================================================================
 
-In event mode the union carries a watermark (``withWatermark`` on ``__t_ts``, a TIMESTAMP
-copy of ``__t``), and the processor uses event-time timers at the probe rows' times.
+In event mode the query carries a watermark, and the processor uses event-time timers at
+the probe rows' times. Measured on Spark 4.3: put ``withWatermark`` on each input's rowtime
+(upstream of the union; Spark takes the minimum, as Flink does) and do NOT hand
+transformWithState a column with watermark metadata (e.g. ``__t_ts`` aliasing a rowtime
+column): with one, Spark silently drops every row of both sides at or behind the previous
+batch's watermark before the processor sees it (no LATE rows, late versions lost).
 
 Output rows: ``__kind`` (TINYINT) then the left fields then the right fields (null-padded for
 ``left`` joins without a version). Inner and left temporal joins of an insert-only probe
@@ -37,10 +41,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from server_ext.joins.spec import InputSpec, SideSpec
+from server_ext.joins.spec import KIND, InputSpec, SideSpec
 
 TIME = "__t"
-TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP (the watermark's column)
+TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of transformWithState
 LATE = 9  # __kind of a late probe row: not a RowKind; counted and dropped by the client
 
 TEMPORAL_KINDS = ("inner", "left")
@@ -69,6 +73,11 @@ class TemporalSpec:
         if self.output_names:
             fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
         return fields
+
+    def output_struct_ddl(self) -> str:
+        """``__kind TINYINT, a BIGINT, ...``: the operator's output schema."""
+        cols = [f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in self.output_fields()]
+        return ", ".join(cols)
 
 
 def temporal_time_mode(spec: TemporalSpec) -> str:

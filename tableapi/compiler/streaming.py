@@ -323,7 +323,12 @@ def _temporal_join(
         changelog = _has_kind(child)
         own = F.struct(*(ref(n) for n in child.row_type.names))
         stamp = ref(time) if time else F.lit(None).cast("timestamp")
-        return go(child).select(
+        df = go(child)
+        if changelog and side == wire.RIGHT:
+            # A versioned table is an upsert stream: +U opens the new version; -U (stamped
+            # with the old version's time) would wrongly close the old one.
+            df = df.filter(ref(KIND) != F.lit(wire.UPDATE_BEFORE))
+        return df.select(
             *(
                 ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
                 for i, (n, t) in enumerate(zip(names, key_types, strict=True))
@@ -333,8 +338,10 @@ def _temporal_join(
             (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
             (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
             (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+            # Epoch millis only: a timestamp copy of the rowtime would carry its watermark
+            # marker, and Spark would then drop rows behind the watermark before the
+            # processor could count them as late (or keep a late version).
             F.unix_millis(stamp).alias(tw.TIME),
-            stamp.alias(tw.TIME_TS),
         )
 
     event = node.time == "event"

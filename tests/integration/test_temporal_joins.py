@@ -174,3 +174,179 @@ def test_random_batch_temporal_joins(env: TableEnvironment, shared_dir: Path, ra
     )
     got = as_bag(_without_proctime(r) for r in query.execute().collect())
     assert got == as_bag(reference(o_rows, r_rows, how))
+
+
+# -- streaming --------------------------------------------------------------------------------
+@pytest.fixture
+def senv(server_url: str):
+    env = TableEnvironment.create(mode="streaming", remote=server_url)
+    yield env
+    for q in env.spark.streams.active:
+        q.stop()
+    env.close()
+
+
+def eventually(result, want_rows: int, timeout_s: float = 60.0) -> list[tuple]:
+    """Outputs wait for the watermark, which Spark moves in a follow-up micro-batch."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result.process_all_available()
+        rows = [_without_proctime(r) for r in result.collect()]
+        if len(rows) >= want_rows or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.5)
+
+
+def test_seed_example_streaming_event_time(senv: TableEnvironment, shared_dir: Path) -> None:
+    orders, _ = register(senv, shared_dir, orders=ORDERS[:2], rates=RATES)
+    query = senv.from_path("Orders").temporal_join(
+        senv.from_path("RatesHistory"),
+        col("currency") == col("r_currency"),
+        as_of=col("o_rowtime"),
+    )
+    assert "TemporalJoin(joinType=[InnerJoin]" in query.explain()
+    result = query.execute()
+    try:
+        # Watermark: min over both inputs of (max time - 1 s): 10:29:59 after this batch.
+        rows = eventually(result, 1)
+        assert rows == reference(ORDERS[:1], RATES)  # 10:30 waits for the watermark
+        orders.append([("+I", row) for row in ORDERS[2:]])
+        rows = eventually(result, 4)
+        assert as_bag(rows) == as_bag(reference(ORDERS[:4], RATES))
+        assert (3, "Euro", at("10:52"), "Euro", 116, at("10:45")) in rows  # 3 * 116 = 348
+        # A late order (behind the watermark, 11:03:59) and one far ahead: the watermark
+        # moves to 11:48:59 (the rates' side is behind now), so 11:04 is emitted, 12:00 waits.
+        late, ahead = (7, "Euro", at("10:00")), (1, "Pounds", at("12:00"))
+        orders.append([("+I", late), ("+I", ahead)])
+        rows = eventually(result, 5)
+        assert as_bag(rows) == as_bag(reference(ORDERS, RATES))
+        assert result.late_rows() == 1
+    finally:
+        result.cancel()
+
+
+def test_processing_time_temporal_join_streaming(senv: TableEnvironment, shared_dir: Path) -> None:
+    orders = ChangelogTable(
+        senv,
+        shared_dir,
+        "Orders",
+        [("amount", "BIGINT"), ("currency", "STRING")],
+        op_column=None,
+        computed=[("o_proctime", "PROCTIME()")],
+    )
+    latest = ChangelogTable(
+        senv,
+        shared_dir,
+        "LatestRates",
+        [("r_currency", "STRING"), ("rate", "BIGINT")],
+        primary_key=("r_currency",),
+    )
+    query = senv.from_path("Orders").temporal_join(
+        senv.from_path("LatestRates"),
+        col("currency") == col("r_currency"),
+        as_of=col("o_proctime"),
+        how="left",
+    )
+    result = query.execute()
+    try:
+        latest.append([("+I", ("Euro", 114)), ("+I", ("Yen", 1))])
+        result.process_all_available()
+        orders.append([("+I", (2, "Euro")), ("+I", (5, "Dollar"))])
+        result.process_all_available()
+        latest.append([("-U", ("Euro", 114)), ("+U", ("Euro", 119)), ("-D", ("Yen", 1))])
+        result.process_all_available()
+        orders.append([("+I", (3, "Euro")), ("+I", (50, "Yen"))])
+        result.process_all_available()
+        got = as_bag((r.amount, r.currency, r.rate) for r in result.collect())
+        # Each order joins the rate that was current when it arrived; earlier rows stay.
+        assert got == as_bag(
+            [(2, "Euro", 114), (5, "Dollar", None), (3, "Euro", 119), (50, "Yen", None)]
+        )
+    finally:
+        result.cancel()
+
+
+@st.composite
+def streaming_script(draw):
+    minute = lambda m: DAY + dt.timedelta(minutes=m)  # noqa: E731
+    currency = st.sampled_from(["A", "B", "C"])
+    first_rates = draw(
+        st.lists(
+            st.tuples(currency, st.integers(1, 9), st.integers(0, 30)),
+            min_size=1,
+            max_size=5,
+            unique_by=lambda v: (v[0], v[2]),
+        )
+    )
+    first_orders = draw(
+        st.lists(st.tuples(st.integers(1, 3), currency, st.integers(0, 30)), min_size=1, max_size=5)
+    )
+    # Later versions are newer than everything so far: no probe was emitted before them.
+    later_rates = draw(
+        st.lists(
+            st.tuples(currency, st.integers(1, 9), st.integers(31, 60)),
+            max_size=4,
+            unique_by=lambda v: (v[0], v[2]),
+        )
+    )
+    later_orders = draw(  # some of these are behind the watermark: late
+        st.lists(st.tuples(st.integers(1, 3), currency, st.integers(0, 60)), max_size=5)
+    )
+    as_rows = lambda rows, f: [f(r) for r in rows]  # noqa: E731
+    return (
+        as_rows(first_orders, lambda r: (r[0], r[1], minute(r[2]))),
+        as_rows(first_rates, lambda r: (r[0], r[1], minute(r[2]))),
+        as_rows(later_orders, lambda r: (r[0], r[1], minute(r[2]))),
+        as_rows(later_rates, lambda r: (r[0], r[1], minute(r[2]))),
+    )
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(script=streaming_script())
+def test_random_streaming_event_time_temporal_joins(
+    senv: TableEnvironment, shared_dir: Path, script
+) -> None:
+    import tempfile
+
+    first_orders, first_rates, later_orders, later_rates = script
+    root = Path(tempfile.mkdtemp(dir=shared_dir))
+    root.chmod(0o777)
+    for name in ("Orders", "RatesHistory"):
+        senv.drop_temporary_table(name)
+    orders, rates = register(senv, root, orders=first_orders, rates=first_rates)
+    result = (
+        senv.from_path("Orders")
+        .temporal_join(
+            senv.from_path("RatesHistory"),
+            col("currency") == col("r_currency"),
+            as_of=col("o_rowtime"),
+            how="left",
+        )
+        .execute()
+    )
+    try:
+        result.process_all_available()
+        result.process_all_available()  # the watermark moves in a follow-up batch
+        watermark = min(max(o[2] for o in first_orders), max(r[2] for r in first_rates))
+        watermark -= dt.timedelta(seconds=1)
+        on_time = [o for o in later_orders if o[2] >= watermark]
+        late = len(later_orders) - len(on_time)
+        orders.append([("+I", o) for o in later_orders])
+        rates.append([("+I", r) for r in later_rates])
+        result.process_all_available()
+        flush = DAY + dt.timedelta(days=1)
+        orders.append([("+I", (0, "Z", flush))])
+        rates.append([("+I", ("Z", 0, flush))])
+        all_rates = first_rates + later_rates
+        want = reference(first_orders + on_time, all_rates, "left")
+        rows = eventually(result, len(want))
+        assert as_bag(rows) == as_bag(want)
+        assert result.late_rows() == late
+    finally:
+        result.cancel()
