@@ -251,38 +251,18 @@ def _join(
     right_struct = _struct_ddl(rrow)
 
     def tagged(side: int, child: PlanNode, names: list[str]) -> DataFrame:
-        row = child.row_type
         if keys:
-            key_cols = [
-                ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
-                for i, (n, t) in enumerate(zip(names, key_types, strict=True))
-            ]
+            key_cols = _key_columns(names, key_types)
         else:  # no equi key: one group, so one partition joins every row (as Flink does)
             key_cols = [F.lit(0).alias(f"{wire.KEY_PREFIX}0")]
-        changelog = _has_kind(child)
-        kind = ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")
-        seq = ref(SEQ) if changelog else F.lit("")
-        own = F.struct(*(ref(n) for n in row.names))
-        return go(child).select(
-            *key_cols,
-            F.lit(side).cast("tinyint").alias(wire.SIDE),
-            kind.alias(wire.KIND),
-            seq.alias(wire.SEQ),
-            (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
-            (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
-        )
+        return go(child).select(*key_cols, *_side_columns(side, child, left_struct, right_struct))
 
     union = tagged(wire.LEFT, node.left, [k.left for k in keys]).unionAll(
         tagged(wire.RIGHT, node.right, [k.right for k in keys])
     )
     key_names = [f"{wire.KEY_PREFIX}{i}" for i in range(max(len(keys), 1))]
-    # The output schema as a type object: a DDL string would need a server round trip.
-    output = T.StructType(
-        [T.StructField(KIND, T.ByteType(), False)]
-        + [T.StructField(f.name, spark_type(f.type), True) for f in node.row_type]
-    )
     out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
-        join_processor(spec), output, "Append", time_mode
+        join_processor(spec), _output_schema(node.row_type), "Append", time_mode
     )
     # Changes of one output row come from one key, in order; across keys order is free.
     seq = F.lit("").alias(SEQ)
@@ -320,24 +300,15 @@ def _temporal_join(
     left_struct, right_struct = _struct_ddl(lrow), _struct_ddl(rrow)
 
     def tagged(side: int, child: PlanNode, names: list[str], time: str | None) -> DataFrame:
-        changelog = _has_kind(child)
-        own = F.struct(*(ref(n) for n in child.row_type.names))
-        stamp = ref(time) if time else F.lit(None).cast("timestamp")
         df = go(child)
-        if changelog and side == wire.RIGHT:
+        if _has_kind(child) and side == wire.RIGHT:
             # A versioned table is an upsert stream: +U opens the new version; -U (stamped
             # with the old version's time) would wrongly close the old one.
             df = df.filter(ref(KIND) != F.lit(wire.UPDATE_BEFORE))
+        stamp = ref(time) if time else F.lit(None).cast("timestamp")
         return df.select(
-            *(
-                ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
-                for i, (n, t) in enumerate(zip(names, key_types, strict=True))
-            ),
-            F.lit(side).cast("tinyint").alias(wire.SIDE),
-            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
-            (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
-            (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
-            (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+            *_key_columns(names, key_types),
+            *_side_columns(side, child, left_struct, right_struct),
             # Epoch millis only: a timestamp copy of the rowtime would carry its watermark
             # marker, and Spark would then drop rows behind the watermark before the
             # processor could count them as late (or keep a late version).
@@ -348,10 +319,7 @@ def _temporal_join(
     union = tagged(wire.LEFT, node.left, [k.left for k in keys], node.as_of).unionAll(
         tagged(wire.RIGHT, node.right, [k.right for k in keys], node.right_time if event else None)
     )
-    output = T.StructType(
-        [T.StructField(KIND, T.ByteType(), False)]
-        + [T.StructField(f.name, spark_type(f.type), True) for f in node.row_type]
-    )
+    output = _output_schema(node.row_type)
     out = union.groupBy(
         *(F.col(f"{wire.KEY_PREFIX}{i}") for i in range(len(keys)))
     ).transformWithState(
@@ -361,6 +329,37 @@ def _temporal_join(
     out = out.observe(LATE_ROWS_METRIC, F.sum(F.when(late, 1).otherwise(0)).alias("late_rows"))
     # Insert-only probe rows give insert-only output: no kind column downstream.
     return out.filter(~late).select(*(ref(n) for n in node.row_type.names))
+
+
+def _key_columns(names: list[str], types: list[str]) -> list[SparkColumn]:
+    """The join key as the grouping columns ``__k0..``, cast to the two sides' common type."""
+    return [
+        ref(n).cast(t).alias(f"{wire.KEY_PREFIX}{i}")
+        for i, (n, t) in enumerate(zip(names, types, strict=True))
+    ]
+
+
+def _side_columns(
+    side: int, child: PlanNode, left_struct: str, right_struct: str
+) -> list[SparkColumn]:
+    """``__side``, ``__kind``, ``__seq`` and the row as ``__l`` or ``__r`` (the other null)."""
+    changelog = _has_kind(child)
+    own = F.struct(*(ref(n) for n in child.row_type.names))
+    return [
+        F.lit(side).cast("tinyint").alias(wire.SIDE),
+        (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
+        (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
+        (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
+        (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+    ]
+
+
+def _output_schema(row: RowType) -> T.StructType:
+    """``__kind`` + the join's columns, as a type object (a DDL string costs a round trip)."""
+    return T.StructType(
+        [T.StructField(KIND, T.ByteType(), False)]
+        + [T.StructField(f.name, spark_type(f.type), True) for f in row]
+    )
 
 
 def _struct_ddl(row: RowType) -> str:
