@@ -218,9 +218,9 @@ def test_state_ttl_expires_rows_of_the_hinted_table(
     query = (
         senv.from_path("Orders")
         .join(senv.from_path("Product"), col("product_id") == col("id"))
-        .with_hint("STATE_TTL", Product="4 s")
+        .with_hint("STATE_TTL", Product="8 s")
     )
-    assert "rightStateTtl=[4000 ms]" in query.explain()
+    assert "rightStateTtl=[8000 ms]" in query.explain()
     result = query.execute()
     try:
         # A first batch warms the query up: later batches take well under the TTL.
@@ -231,7 +231,7 @@ def test_state_ttl_expires_rows_of_the_hinted_table(
         orders.append([("+I", (1, 11, 1))])  # Pear is still alive
         result.process_all_available()
         assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
-        time.sleep(5)
+        time.sleep(9)  # > the TTL; the batches before took well under it
         orders.append([("+I", (2, 10, 1))])  # Apple expired: no match
         result.process_all_available()
         assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
