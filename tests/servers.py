@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import socket
 import tempfile
 import time
@@ -62,9 +63,12 @@ def start_test_server(kind: str) -> Iterator[TestServer]:
     shared = Path(tempfile.mkdtemp(prefix="tableapi-tests-"))
     shared.chmod(0o777)
     server = docker_server if kind == "docker" else local_server
-    with server(shared) as (url, container_id):
-        wait_for_first_query(url)
-        yield TestServer(url, kind, shared, container_id, why)
+    try:
+        with server(shared) as (url, container_id):
+            wait_for_first_query(url)
+            yield TestServer(url, kind, shared, container_id, why)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def docker_unavailable(check_age: bool = True) -> str | None:
