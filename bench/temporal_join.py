@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
-from tableapi.result import tableau
+from tableapi.result import observed_metric, tableau
 
 DAY_MS = 86_400_000
 T0_MS = 1_795_000_000_000  # 2026-11-17
@@ -118,9 +118,7 @@ def timed_stream(spark: Any, df: Any, checkpoint: Path) -> tuple[float, int]:
     for p in q.recentProgress:
         row = (p.observedMetrics or {}).get("bench_out")
         if row is not None:
-            from tableapi.result import _metric
-
-            out += int(_metric(row, "n") or 0)
+            out += int(observed_metric(row, "n") or 0)
     return seconds, out
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql.connect.dataframe import DataFrame
 
+from server_ext.joins.temporal_spec import LATE_ROWS_METRIC
 from tableapi.types import RowType
 
 
@@ -232,14 +233,14 @@ class StreamingTableResult(TableResult):
         for progress in self.query.recentProgress:
             metrics = getattr(progress, "observedMetrics", None) or {}
             # Rows the processor saw late, and rows Spark dropped before it (same watermark).
-            total += int(_metric(metrics.get(LATE_ROWS_METRIC), "late_rows") or 0)
+            total += int(observed_metric(metrics.get(LATE_ROWS_METRIC), "late_rows") or 0)
             for op in progress.stateOperators or []:
                 if "transformWithState" in (op.operatorName or ""):
                     total += int(op.numRowsDroppedByWatermark or 0)
         return total
 
 
-def _metric(row: Any, name: str) -> Any:
+def observed_metric(row: Any, name: str) -> Any:
     """A field of an observed-metrics row. Over Spark Connect it arrives as
     ``Row(values=[...], schema={...})`` rather than as a Row with the metric's fields."""
     if row is None:
@@ -251,6 +252,3 @@ def _metric(row: Any, name: str) -> Any:
         names = [f["name"] for f in row["schema"]["fields"]]
         return row["values"][names.index(name)] if name in names else None
     return None
-
-
-LATE_ROWS_METRIC = "tableapi_late_rows"  # the observed metric of temporal joins

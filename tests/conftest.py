@@ -53,6 +53,16 @@ def env(server_url: str) -> Iterator[TableEnvironment]:
     environment.close()
 
 
+@pytest.fixture
+def senv(server_url: str) -> Iterator[TableEnvironment]:
+    """A streaming TableEnvironment on the test server; its queries are stopped after."""
+    environment = TableEnvironment.create(mode="streaming", remote=server_url)
+    yield environment
+    for query in environment.spark.streams.active:
+        query.stop()
+    environment.close()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in item.path.parts:

@@ -10,6 +10,17 @@ RowT = tuple[Any, ...]
 Pred = Callable[[RowT, RowT], bool]
 
 
+# Join kind -> the Table API method that makes it.
+JOIN_METHODS = {
+    "inner": "join",
+    "left": "left_outer_join",
+    "right": "right_outer_join",
+    "full": "full_outer_join",
+    "semi": "semi_join",
+    "anti": "anti_join",
+}
+
+
 def nested_loop_join(
     left: Sequence[RowT],
     right: Sequence[RowT],

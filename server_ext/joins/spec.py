@@ -123,9 +123,12 @@ class JoinSpec:
         return fields
 
     def output_struct_ddl(self) -> str:
-        """``__kind TINYINT, a BIGINT, ...``: the operator's output schema."""
-        cols = [f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in self.output_fields()]
-        return ", ".join(cols)
+        return output_struct_ddl(self.output_fields())
+
+
+def output_struct_ddl(fields: tuple[tuple[str, str], ...]) -> str:
+    """``__kind TINYINT, a BIGINT, ...``: a join operator's output schema."""
+    return ", ".join([f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in fields])
 
 
 def time_mode(spec: JoinSpec) -> str:

@@ -41,11 +41,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from server_ext.joins.spec import KIND, InputSpec, SideSpec
+from server_ext.joins.spec import InputSpec, SideSpec, output_struct_ddl
 
 TIME = "__t"
 TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of transformWithState
 LATE = 9  # __kind of a late probe row: not a RowKind; counted and dropped by the client
+# The client counts LATE rows in this observed metric (field ``late_rows``) before dropping them.
+LATE_ROWS_METRIC = "tableapi_late_rows"
 
 TEMPORAL_KINDS = ("inner", "left")
 TIME_MODES = ("event", "processing")
@@ -75,9 +77,7 @@ class TemporalSpec:
         return fields
 
     def output_struct_ddl(self) -> str:
-        """``__kind TINYINT, a BIGINT, ...``: the operator's output schema."""
-        cols = [f"{KIND} TINYINT"] + [f"`{n}` {t}" for n, t in self.output_fields()]
-        return ", ".join(cols)
+        return output_struct_ddl(self.output_fields())
 
 
 def temporal_time_mode(spec: TemporalSpec) -> str:
@@ -87,6 +87,7 @@ def temporal_time_mode(spec: TemporalSpec) -> str:
 
 __all__ = [
     "LATE",
+    "LATE_ROWS_METRIC",
     "TEMPORAL_KINDS",
     "TIME",
     "TIME_TS",

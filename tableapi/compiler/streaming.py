@@ -50,7 +50,6 @@ from tableapi.plan.streaming import (
     state_ttl_ms,
     unique_key_for_state,
 )
-from tableapi.result import LATE_ROWS_METRIC
 from tableapi.types import RowType, common_type
 from tableapi.types import to_spark as spark_type
 
@@ -326,7 +325,7 @@ def _temporal_join(
         temporal_join_processor(spec), output, "Append", tw.temporal_time_mode(spec)
     )
     late = F.col(KIND) == F.lit(tw.LATE)
-    out = out.observe(LATE_ROWS_METRIC, F.sum(F.when(late, 1).otherwise(0)).alias("late_rows"))
+    out = out.observe(tw.LATE_ROWS_METRIC, F.sum(F.when(late, 1).otherwise(0)).alias("late_rows"))
     # Insert-only probe rows give insert-only output: no kind column downstream.
     return out.filter(~late).select(*(ref(n) for n in node.row_type.names))
 

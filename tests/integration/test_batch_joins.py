@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tableapi import TableEnvironment, ValidationError, col, lit
-from tests.reference import as_bag, eq, nested_loop_join
+from tests.reference import JOIN_METHODS, as_bag, eq, nested_loop_join
 
 ORDERS = [  # order_id, product_id, amount
     (1, 10, 3),
@@ -25,14 +25,7 @@ PRODUCTS = [  # id, name, price
     (13, "Kiwi", 3),
     (None, "Nothing", 5),
 ]
-KINDS = {
-    "inner": "join",
-    "left": "left_outer_join",
-    "right": "right_outer_join",
-    "full": "full_outer_join",
-    "semi": "semi_join",
-    "anti": "anti_join",
-}
+KINDS = JOIN_METHODS
 
 
 def _tables(env: TableEnvironment, orders=ORDERS, products=PRODUCTS):

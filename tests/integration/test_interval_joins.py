@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,15 +47,6 @@ def interval_join(env: TableEnvironment, how: str):
     if how == "inner":  # PyFlink's way: join, then where (the filter merges into the join)
         return o.join(s).where((col("order_id") == col("s_order_id")) & bound)
     return o.left_outer_join(s, (col("order_id") == col("s_order_id")) & bound)
-
-
-@pytest.fixture
-def senv(server_url: str) -> Iterator[TableEnvironment]:
-    env = TableEnvironment.create(mode="streaming", remote=server_url)
-    yield env
-    for q in env.spark.streams.active:
-        q.stop()
-    env.close()
 
 
 def _rows(result) -> list[tuple]:

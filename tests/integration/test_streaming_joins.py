@@ -7,7 +7,6 @@ current contents, computed in plain Python (tests/reference.py).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,28 +15,11 @@ from hypothesis import strategies as st
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col
 from tests.integration.changelog_files import Change, ChangelogTable
-from tests.reference import as_bag, eq, nested_loop_join
+from tests.reference import JOIN_METHODS, as_bag, eq, nested_loop_join
 
-KINDS = {
-    "inner": "join",
-    "left": "left_outer_join",
-    "right": "right_outer_join",
-    "full": "full_outer_join",
-    "semi": "semi_join",
-    "anti": "anti_join",
-}
+KINDS = JOIN_METHODS
 ORDER_COLUMNS = [("order_id", "BIGINT"), ("product_id", "BIGINT"), ("amount", "INT")]
 PRODUCT_COLUMNS = [("id", "BIGINT"), ("name", "STRING"), ("price", "INT")]
-
-
-@pytest.fixture
-def senv(server_url: str) -> Iterator[TableEnvironment]:
-    """A streaming TableEnvironment on the test server."""
-    env = TableEnvironment.create(mode="streaming", remote=server_url)
-    yield env
-    for q in env.spark.streams.active:
-        q.stop()
-    env.close()
 
 
 def join_of(orders, products, kind: str, predicate):

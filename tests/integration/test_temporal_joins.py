@@ -177,15 +177,6 @@ def test_random_batch_temporal_joins(env: TableEnvironment, shared_dir: Path, ra
 
 
 # -- streaming --------------------------------------------------------------------------------
-@pytest.fixture
-def senv(server_url: str):
-    env = TableEnvironment.create(mode="streaming", remote=server_url)
-    yield env
-    for q in env.spark.streams.active:
-        q.stop()
-    env.close()
-
-
 def eventually(result, want_rows: int, timeout_s: float = 60.0) -> list[tuple]:
     """Outputs wait for the watermark, which Spark moves in a follow-up micro-batch."""
     import time

@@ -17,13 +17,24 @@ from tableapi.plan.streaming import (
 )
 
 
-def _table(env: TableEnvironment, name: str, columns: str, pk=(), op: str | None = "op"):
+def _table(
+    env: TableEnvironment,
+    name: str,
+    columns: str,
+    pk=(),
+    op: str | None = "op",
+    rowtime: str | None = None,
+):
+    """A filesystem table (never read) from ``"a BIGINT, b STRING"``; ``rowtime`` gets a
+    watermark 5 seconds behind."""
     builder = Schema.new_builder()
     for part in columns.split(","):
         n, t = part.split()
         builder.column(n, t)
     if pk:
         builder.primary_key(*pk)
+    if rowtime:
+        builder.watermark(rowtime, f"{rowtime} - INTERVAL '5' SECOND")
     d = (
         TableDescriptor.for_connector("filesystem")
         .schema(builder.build())
@@ -165,21 +176,7 @@ def test_op_column_is_not_part_of_the_table(senv):
 
 # -- interval joins ------------------------------------------------------------------------------
 def _timed(env: TableEnvironment, name: str, cols: str, time_col: str, op: str | None = None):
-    builder = Schema.new_builder()
-    for part in cols.split(","):
-        n, t = part.split()
-        builder.column(n, t)
-    builder.watermark(time_col, f"{time_col} - INTERVAL '5' SECOND")
-    d = (
-        TableDescriptor.for_connector("filesystem")
-        .schema(builder.build())
-        .option("path", f"/nonexistent/{name}")
-        .option("format", "json")
-    )
-    if op:
-        d.option("changelog.op-column", op)
-    env.create_temporary_table(name, d.build())
-    return env.from_path(name)
+    return _table(env, name, cols, op=op, rowtime=time_col)
 
 
 @pytest.fixture

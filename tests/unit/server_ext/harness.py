@@ -120,13 +120,7 @@ class JoinHarness:
         return None if value is None else pickle.loads(value[0])
 
     def _call(self, key: tuple, rows: list[Row]) -> list[tuple]:
-        if len(key) == 1:
-            result = self.tester.test(key[0], rows)
-        else:  # TwsTester.test wraps the key as (key,): call the processor like Spark does
-            self.tester.handle.setGroupingKey(key)
-            timer_values = self.tester._getTimerValues()
-            result = list(self.processor.handleInputRows(key, iter(rows), timer_values))
-        return [fmt(r) for r in result]
+        return [fmt(r) for r in run_key(self.tester, self.processor, key, rows)]
 
     def _wire_row(self, key: tuple, side_name: str, kind: int, row: tuple) -> Row:
         is_left = side_name == "L"
@@ -144,6 +138,15 @@ class JoinHarness:
             __r=None if is_left else struct,
         )
         return Row(**cols)
+
+
+def run_key(tester: TwsTester, processor: Any, key: tuple, rows: list[Row]) -> list[Row]:
+    """The processor's output for one grouping key's rows, as Spark would call it."""
+    if len(key) == 1:
+        return list(tester.test(key[0], rows))
+    # TwsTester.test wraps the key as (key,): call the processor directly, like Spark does.
+    tester.handle.setGroupingKey(key)
+    return list(processor.handleInputRows(key, iter(rows), tester._getTimerValues()))
 
 
 def fmt(row: Row) -> tuple:

@@ -21,7 +21,14 @@ from pyspark.sql.streaming.tws_tester import TwsTester
 from server_ext.joins import temporal_join_processor
 from server_ext.joins.spec import LEFT, RIGHT
 from server_ext.joins.temporal_spec import LATE, TemporalSpec, temporal_time_mode
-from tests.unit.server_ext.harness import JKCUK, KIND_NAMES, KINDS, LEFT_FIELDS, RIGHT_FIELDS
+from tests.unit.server_ext.harness import (
+    JKCUK,
+    KIND_NAMES,
+    KINDS,
+    LEFT_FIELDS,
+    RIGHT_FIELDS,
+    run_key,
+)
 from tests.unit.server_ext.harness import side as side_spec
 
 NAMES = {**KIND_NAMES, LATE: "LATE"}
@@ -147,13 +154,7 @@ class TemporalHarness:
         return list(self.tester.handle._timers.listTimers(key))
 
     def _call(self, key: tuple, rows: list[Row]) -> list[tuple]:
-        if len(key) == 1:
-            result = self.tester.test(key[0], rows)
-        else:  # TwsTester.test wraps the key as (key,): call the processor like Spark does
-            self.tester.handle.setGroupingKey(key)
-            timer_values = self.tester._getTimerValues()
-            result = list(self.processor.handleInputRows(key, iter(rows), timer_values))
-        return [fmt(r) for r in result]
+        return [fmt(r) for r in run_key(self.tester, self.processor, key, rows)]
 
     def _wire_row(self, key: tuple, side_name: str, kind: int, t: int | None, row: tuple) -> Row:
         is_left = side_name == "L"
