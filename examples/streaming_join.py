@@ -31,6 +31,9 @@ def changelog_table(env: TableEnvironment, name: str, root: Path, schema: Schema
         .option("path", str(path))
         .option("format", "json")
         .option("changelog.op-column", "op")
+        # Watch the directory for new files: an unbounded table (without this option the
+        # table is bounded, and execute() would read the files present and stop).
+        .option("source.monitor-interval", "200 ms")
         .build(),
     )
     return path

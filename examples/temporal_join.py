@@ -7,8 +7,12 @@ Each order is converted with the rate that was valid when the order was placed
 1. Event time, temporal table function: ``join_lateral(call("Rates", col("o_rowtime")), ...)``.
 2. Event time, ``temporal_join(rates, ..., as_of=col("o_rowtime"))`` (the same join).
 3. Processing time: ``as_of=col("o_proctime")`` joins the latest rate of each currency.
+4. Streaming mode, event time, over the same files: the server_ext operator holds each order
+   until the watermark passes its time. The files are bounded tables, so ``execute()`` runs
+   to their end, which moves event time to +infinity: the 11:04 order, ahead of every
+   watermark the data gives, is emitted too.
 
-Batch mode: Spark's as-of join does the work. Run ``python examples/temporal_join.py``.
+Batch mode (1-3): Spark's as-of join does the work. Run ``python examples/temporal_join.py``.
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ def write(path: Path, names: list[str], rows: list[tuple]) -> None:
             f.write(json.dumps(record) + "\n")
 
 
-def register(env: TableEnvironment, root: Path) -> None:
-    write(root / "orders", ["amount", "currency", "o_rowtime"], ORDERS)
-    write(root / "rates", ["r_currency", "rate", "r_rowtime"], RATES)
+def register(env: TableEnvironment, root: Path, write_files: bool = True) -> None:
+    if write_files:
+        write(root / "orders", ["amount", "currency", "o_rowtime"], ORDERS)
+        write(root / "rates", ["r_currency", "rate", "r_rowtime"], RATES)
     orders = (
         Schema.new_builder()
         .column("amount", "BIGINT")
@@ -111,6 +116,23 @@ def main(env: TableEnvironment | None = None) -> None:
         ).execute().print()
         for name in ("Orders", "RatesHistory"):
             env.drop_temporary_table(name)
+
+        print("\n-- 4. streaming mode: the same join over the bounded files, run to their end")
+        streaming = TableEnvironment.create(mode="streaming", remote=env.remote)
+        register(streaming, Path(tmp), write_files=False)
+        result = (
+            streaming.from_path("Orders")
+            .temporal_join(
+                streaming.from_path("RatesHistory"),
+                col("currency") == col("r_currency"),
+                as_of=col("o_rowtime"),
+            )
+            .select(col("o_rowtime"), col("amount"), col("currency"), col("rate"))
+            .execute()
+        )
+        result.print()
+        print(f"(the query has finished: {result.finished})")
+        streaming.close()
     if own:
         env.close()
 

@@ -15,13 +15,15 @@ from typing import Any
 
 import attrs
 
+from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.schema import Schema
 
 FILE_FORMATS = ("json", "csv", "parquet")
 CONNECTORS = ("filesystem",)
 # Options the product itself reads; everything else is handed to Spark's reader.
-_OWN_OPTIONS = {"connector", "path", "format", "changelog.op-column"}
+_OWN_OPTIONS = {"connector", "path", "format", "changelog.op-column", "source.monitor-interval"}
+MONITOR_INTERVAL = "source.monitor-interval"
 
 
 @attrs.frozen(eq=False)
@@ -45,6 +47,14 @@ class TableDescriptor:
     @property
     def format(self) -> str:
         return self.options["format"]
+
+    @property
+    def monitor_interval_ms(self) -> int | None:
+        """``source.monitor-interval``: how often the directory is listed for new files.
+        Without it the table is bounded, as in Flink: a streaming query reads the files
+        present at its start, and their end moves event time to +infinity."""
+        value = self.options.get(MONITOR_INTERVAL)
+        return None if value is None else parse_duration_ms(value, MONITOR_INTERVAL)
 
     @property
     def reader_options(self) -> tuple[tuple[str, str], ...]:
@@ -107,4 +117,10 @@ class TableDescriptorBuilder:
                 f"Unknown format {self._options['format']!r}; the filesystem connector reads "
                 f"{list(FILE_FORMATS)}."
             )
-        return TableDescriptor(self._connector, self._schema, dict(self._options))
+        descriptor = TableDescriptor(self._connector, self._schema, dict(self._options))
+        if descriptor.monitor_interval_ms == 0:
+            raise ValidationError(
+                f"{MONITOR_INTERVAL} must be positive, e.g. '10 s'; leave it out for a bounded "
+                "table (the files present when the query starts)."
+            )
+        return descriptor

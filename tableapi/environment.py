@@ -10,19 +10,21 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import itertools
 import re
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.connect import functions as F
 
 from tableapi import session
 from tableapi.compiler import compile_plan
+from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.streaming import CompiledStream, compile_stream
 from tableapi.descriptor import TableDescriptor
 from tableapi.durations import parse_duration_ms
@@ -35,6 +37,7 @@ from tableapi.plan.streaming import (
     StreamingOptions,
     changelog_mode,
     check_streaming,
+    needs_end_of_input,
 )
 from tableapi.result import StreamingTableResult, TableResult
 from tableapi.schema import Schema
@@ -44,6 +47,8 @@ from tableapi.types import DataType, Field, RowType, from_spark, type_of_value
 if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame
     from pyspark.sql.connect.session import SparkSession
+    from pyspark.sql.connect.streaming.query import StreamingQuery
+    from pyspark.sql.connect.streaming.readwriter import DataStreamWriter
 
 MODES = ("batch", "streaming")
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -92,6 +97,11 @@ class TableEnvironment:
         """A new environment. Without ``remote`` the first query starts an embedded server
         (``python -m server_ext serve`` on a free port) shared by this process."""
         return cls(mode, remote, master)
+
+    @property
+    def remote(self) -> str | None:
+        """The Spark Connect URL given to ``create()``; None: the embedded server."""
+        return self._remote
 
     @property
     def default_state_ttl_ms(self) -> int | None:
@@ -161,6 +171,7 @@ class TableEnvironment:
             entry.format,
             entry.reader_options,
             entry.options.get("changelog.op-column"),
+            entry.monitor_interval_ms,
         )
         return Table(Scan(path, source, entry.table_schema), self)
 
@@ -260,7 +271,11 @@ class TableEnvironment:
         if self.mode == "batch":
             return TableResult(self._execute(plan), table.row_type)
         check_streaming(plan)
-        compiled = compile_stream(plan, self.spark, self.streaming_options)
+        with self._end_of_input(plan) as end:
+            compiled = compile_stream(plan, self.spark, self.streaming_options, end)
+            return self._run_stream(compiled, table.row_type)
+
+    def _run_stream(self, compiled: CompiledStream, row_type: RowType) -> StreamingTableResult:
         has_kind = compiled.mode is ChangelogMode.ALL
         name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
         checkpoints = self.config.get("execution.checkpointing.dir")
@@ -290,9 +305,61 @@ class TableEnvironment:
             def output() -> DataFrame:
                 return spark.table(name)
 
+        query, cleanup = self._start(compiled, writer)
+        return StreamingTableResult(query, output, row_type, has_kind, cleanup)
+
+    @contextlib.contextmanager
+    def _end_of_input(self, plan: PlanNode) -> Iterator[EndOfInput | None]:
+        """The end-of-input table of a query reading bounded tables with watermarks (see
+        ``compiler/end_of_input.py``), created before compiling (the compiler analyzes plans
+        that read it); dropped if the query does not start."""
+        end = EndOfInput.new() if needs_end_of_input(plan) else None
+        if end:
+            end.create(self.spark)
+        try:
+            yield end
+        except BaseException:
+            if end:
+                end.drop(self.spark)
+            raise
+
+    def _start(
+        self, compiled: CompiledStream, writer: DataStreamWriter
+    ) -> tuple[StreamingQuery, Callable[[], None] | None]:
+        """Start a streaming query. With only bounded inputs it runs to their end (event time
+        then moves to +infinity) and stops; with some, their end is signalled once they are
+        read. Returns the query and what to clean up when it is cancelled (if anything)."""
+        spark = self.spark
+        end = compiled.end_of_input
+        if compiled.trigger_ms:
+            writer = writer.trigger(processingTime=f"{compiled.trigger_ms} milliseconds")
         self._configure_for(compiled)
-        query = writer.outputMode("append").start()
-        return StreamingTableResult(query, output, table.row_type, has_kind)
+        query = None
+        try:
+            query = writer.outputMode("append").start()
+            if compiled.bounded or end:
+                # Spark reads every file present in the first micro-batch: once it is done,
+                # the bounded inputs are read.
+                query.processAllAvailable()
+            if end:
+                end.signal(spark)
+                if compiled.bounded:
+                    query.processAllAvailable()
+                if compiled.bounded and compiled.processing_time:
+                    # No-data micro-batches are off (ProcessingTime queries): a second signal
+                    # runs the batch that sees the watermark at +infinity.
+                    end.signal(spark)
+                    query.processAllAvailable()
+            if compiled.bounded:
+                query.stop()
+        except BaseException:
+            if query is not None:
+                query.stop()
+            raise
+        if end and compiled.bounded:
+            end.drop(spark)
+            return query, None
+        return query, (lambda: end.drop(spark)) if end else None
 
     def _configure_for(self, compiled: CompiledStream) -> None:
         """Session settings the next streaming query needs (they apply at its start)."""
@@ -329,8 +396,7 @@ class TableEnvironment:
             df.write.format(sink.format).mode(mode).save(sink.path)
             return TableResult(None, physical)
         check_streaming(plan)
-        compiled = compile_stream(plan, self.spark, self.streaming_options)
-        if compiled.mode is not ChangelogMode.INSERT_ONLY:
+        if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY:
             raise ValidationError(
                 f"Table sink '{path}' doesn't support consuming update and delete changes "
                 f"which are produced by {_first_updating_node(plan)}. The filesystem sink is "
@@ -339,6 +405,13 @@ class TableEnvironment:
             )
         if overwrite:
             raise ValidationError("overwrite=True is for batch mode; a streaming insert appends.")
+        with self._end_of_input(plan) as end:
+            compiled = compile_stream(plan, self.spark, self.streaming_options, end)
+            return self._insert_stream(compiled, sink, path, physical)
+
+    def _insert_stream(
+        self, compiled: CompiledStream, sink: TableDescriptor, path: str, physical: RowType
+    ) -> StreamingTableResult:
         writer = compiled.dataframe.writeStream.format(sink.format).option("path", sink.path)
         checkpoints = self.config.get("execution.checkpointing.dir")
         job = self.config.get("pipeline.name") or f"insert-into-{path}"
@@ -349,9 +422,8 @@ class TableEnvironment:
             if checkpoints
             else f"{sink.path.rstrip('/')}/_checkpoint"
         )
-        self._configure_for(compiled)
-        query = writer.option("checkpointLocation", location).outputMode("append").start()
-        return StreamingTableResult(query, None, physical, False)
+        query, end = self._start(compiled, writer.option("checkpointLocation", location))
+        return StreamingTableResult(query, None, physical, False, end)
 
 
 def _first_updating_node(plan: PlanNode) -> str:

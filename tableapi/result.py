@@ -164,6 +164,9 @@ def apply_changelog(rows: Sequence[Row]) -> list[tuple[Any, ...]]:
 class StreamingTableResult(TableResult):
     """A running streaming query whose changelog is collected on the server (memory sink).
 
+    With only bounded inputs (filesystem tables without ``source.monitor-interval``),
+    ``execute()`` has run the query to the end of its input: the result is complete.
+
     Example::
 
         result = orders.left_outer_join(product, col("product_id") == col("id")).execute()
@@ -179,16 +182,26 @@ class StreamingTableResult(TableResult):
         output: Callable[[], DataFrame] | None,
         row_type: RowType,
         has_kind: bool,
+        on_cancel: Callable[[], None] | None = None,
     ) -> None:
-        """``output`` gives the changelog emitted so far (None: the query writes a sink)."""
+        """``output`` gives the changelog emitted so far (None: the query writes a sink);
+        ``on_cancel`` cleans up after the query (once)."""
         super().__init__(None, row_type)
         self.query = query
         self._output = output
         self._has_kind = has_kind
+        self._on_cancel = on_cancel
+
+    @property
+    def finished(self) -> bool:
+        """The query has stopped: it read its bounded inputs to the end, or was cancelled."""
+        return not self.query.isActive
 
     def process_all_available(self) -> StreamingTableResult:
-        """Block until the query has processed everything its sources hold now."""
-        self.query.processAllAvailable()
+        """Block until the query has processed everything its sources hold now (returns at
+        once when it has finished)."""
+        if not self.finished:
+            self.query.processAllAvailable()
         return self
 
     def collect(self) -> list[Row]:
@@ -225,6 +238,9 @@ class StreamingTableResult(TableResult):
     def cancel(self) -> None:
         """Stop the query (its checkpoint, if configured, lets a new one resume)."""
         self.query.stop()
+        if self._on_cancel is not None:
+            cleanup, self._on_cancel = self._on_cancel, None
+            cleanup()
 
     def late_rows(self) -> int:
         """Probe rows that temporal joins dropped because they came behind the watermark

@@ -25,6 +25,7 @@ from pyspark.sql.connect.session import SparkSession
 
 from server_ext.joins import spec as wire
 from tableapi.compiler import spark as batch
+from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
@@ -44,9 +45,12 @@ from tableapi.plan.nodes import (
 from tableapi.plan.streaming import (
     ChangelogMode,
     StreamingOptions,
+    all_bounded,
     changelog_mode,
     input_spec,
+    is_bounded,
     join_strategy,
+    monitor_interval_ms,
     state_ttl_ms,
     unique_key_for_state,
 )
@@ -67,12 +71,20 @@ class CompiledStream:
     mode: ChangelogMode
     uses_operator: bool  # some join runs in server_ext (needs the RocksDB state store)
     processing_time: bool  # some operator needs timeMode ProcessingTime (state TTL)
+    bounded: bool = False  # every input ends: the query runs to the end and stops
+    trigger_ms: int | None = None  # the micro-batch interval (source.monitor-interval)
+    end_of_input: EndOfInput | None = None  # read by bounded tables with watermarks
 
 
 def compile_stream(
-    node: PlanNode, spark: SparkSession, options: StreamingOptions | None = None
+    node: PlanNode,
+    spark: SparkSession,
+    options: StreamingOptions | None = None,
+    end_of_input: EndOfInput | None = None,
 ) -> CompiledStream:
-    """Compile an optimized, streaming-checked plan."""
+    """Compile an optimized, streaming-checked plan. With ``end_of_input`` the bounded
+    tables' watermarks move to +infinity when it is signalled (see ``end_of_input.py``);
+    without it they stay where their data leaves them."""
     options = options or StreamingOptions()
     memo: dict[int, DataFrame] = {}
     flags = {"operator": False, "processing_time": False}
@@ -83,6 +95,8 @@ def compile_stream(
                 memo[id(n)] = _join(n, go, spark, options, flags)
             elif isinstance(n, TemporalJoin):
                 memo[id(n)] = _temporal_join(n, go, spark, flags)
+            elif isinstance(n, Scan):
+                memo[id(n)] = _scan(n, spark, end_of_input)
             else:
                 memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
         return memo[id(n)]
@@ -91,7 +105,15 @@ def compile_stream(
     mode = changelog_mode(node)
     if mode is ChangelogMode.ALL:
         df = df.select(*(ref(n) for n in node.row_type.names), ref(KIND))
-    return CompiledStream(df, mode, flags["operator"], flags["processing_time"])
+    return CompiledStream(
+        df,
+        mode,
+        flags["operator"],
+        flags["processing_time"],
+        all_bounded(node),
+        monitor_interval_ms(node),
+        end_of_input,
+    )
 
 
 Go = Callable[[PlanNode], DataFrame]
@@ -101,7 +123,7 @@ def _has_kind(node: PlanNode) -> bool:
     return changelog_mode(node) is ChangelogMode.ALL
 
 
-def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
+def _scan(node: Scan, spark: SparkSession, end: EndOfInput | None) -> DataFrame:
     source = node.source
     if isinstance(source, SparkSource):
         return source.dataframe
@@ -121,18 +143,26 @@ def _scan(node: Scan, go: Go, spark: SparkSession) -> DataFrame:
     reader = spark.readStream.format(source.format).schema(ddl)
     for k, v in source.options:
         reader = reader.option(k, v)
-    df = _with_watermark(reader.load(source.path), node)
-    if not op:
-        return df
-    # File times are coarse (kernel ticks): files written together tie, so the name breaks
-    # the tie. Zero-padded micros + name sort as text in the order Spark lists new files.
-    micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
-    seq = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name")).alias(SEQ)
-    return df.select(*(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq)
+    df = reader.load(source.path)
+    if op:
+        # File times are coarse (kernel ticks): files written together tie, so the name breaks
+        # the tie. Zero-padded micros + name sort as text in the order Spark lists new files.
+        micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
+        seq = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name"))
+        df = df.select(
+            *(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq.alias(SEQ)
+        )
+    return _with_watermark(df, node, spark, end if is_bounded(node) else None)
 
 
-def _with_watermark(df: DataFrame, node: Scan) -> DataFrame:
-    """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``."""
+def _with_watermark(
+    df: DataFrame,
+    node: Scan,
+    spark: SparkSession,
+    end: EndOfInput | None,
+) -> DataFrame:
+    """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``; on a
+    bounded table with ``end``, the end of the input moves it to +infinity."""
     spec = node.schema.watermark if node.schema else None
     if spec is None:
         return df
@@ -152,7 +182,11 @@ def _with_watermark(df: DataFrame, node: Scan) -> DataFrame:
             f"Table {node.table_name}: streaming mode supports watermarks of the form "
             f"'{spec.column} - INTERVAL ...' (a bounded delay); got {spec.expr}."
         )
-    return df.withWatermark(spec.column, f"{delay_ms} milliseconds")
+    delay = f"{delay_ms} milliseconds"
+    if end is None:
+        return df.withWatermark(spec.column, delay)
+    rowtime_type = spark_type(node.row_type.field(spec.column).type)
+    return end.with_watermark(df, spark, spec.column, rowtime_type, delay)
 
 
 def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
@@ -208,7 +242,6 @@ def _query_hints(node: QueryHints, go: Go, spark: SparkSession) -> DataFrame:
 
 
 _COMPILERS: dict[type, Callable[[Any, Go, SparkSession], DataFrame]] = {
-    Scan: _scan,
     Project: _project,
     Filter: _filter,
     Union: _union,

@@ -92,6 +92,13 @@ class FileSource:
     # ``changelog.op-column``: the column holding each row's kind (+I/-U/+U/-D or I/UB/UA/D);
     # read from the files, never part of the table.
     op_column: str | None = None
+    # ``source.monitor-interval``: the directory is watched for new files (unbounded);
+    # None: bounded, the files present when the query starts (Flink's default).
+    monitor_interval_ms: int | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.monitor_interval_ms is None
 
     def __str__(self) -> str:
         return f"filesystem, path={self.path}, format={self.format}"

@@ -126,6 +126,37 @@ def join_strategy(join: Join, options: StreamingOptions) -> str:
     return "native" if native else "operator"
 
 
+def is_bounded(scan: Scan) -> bool:
+    """A bounded input ends: a filesystem table without ``source.monitor-interval`` (as in
+    Flink). A streaming Spark DataFrame is taken as unbounded."""
+    return isinstance(scan.source, FileSource) and scan.source.bounded
+
+
+def all_bounded(plan: PlanNode) -> bool:
+    """Every input ends, so the query runs to the end of its input and stops."""
+    return all(is_bounded(n) for n in plan.walk() if isinstance(n, Scan))
+
+
+def needs_end_of_input(plan: PlanNode) -> bool:
+    """Some bounded table has a watermark, which the end of its input moves to +infinity."""
+    return any(
+        is_bounded(n) and n.schema is not None and n.schema.watermark is not None
+        for n in plan.walk()
+        if isinstance(n, Scan)
+    )
+
+
+def monitor_interval_ms(plan: PlanNode) -> int | None:
+    """The shortest ``source.monitor-interval`` of the plan's watched tables: the query's
+    trigger interval (Spark lists every directory once per micro-batch)."""
+    intervals = [
+        n.source.monitor_interval_ms
+        for n in plan.walk()
+        if isinstance(n, Scan) and isinstance(n.source, FileSource) and not n.source.bounded
+    ]
+    return min(intervals, default=None)  # type: ignore[type-var]
+
+
 def check_streaming(plan: PlanNode) -> None:
     """Errors for plans that cannot run on unbounded inputs, raised at plan time."""
     for node in plan.walk():

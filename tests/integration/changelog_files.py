@@ -19,6 +19,8 @@ OPS = {"+I": "+I", "-U": "-U", "+U": "+U", "-D": "-D", "I": "+I", "UB": "-U", "U
 class ChangelogTable:
     """A filesystem table read as a changelog (``changelog.op-column = op``).
 
+    The table is watched for new files (``source.monitor-interval``) unless ``bounded``:
+    then a streaming query reads the files present at its start and ends with them.
     ``append`` writes one new file per call (atomically: Spark must never see half a file)
     and applies the same changes to ``rows``, the table's current contents, in Python.
     """
@@ -33,6 +35,7 @@ class ChangelogTable:
         op_column: str | None = "op",
         watermark: tuple[str, str] | None = None,  # (rowtime column, SQL expression)
         computed: Sequence[tuple[str, str]] = (),  # (name, SQL expression)
+        bounded: bool = False,
     ) -> None:
         self.name = name
         self.names = [n for n, _ in columns]
@@ -58,6 +61,8 @@ class ChangelogTable:
         )
         if op_column:
             descriptor.option("changelog.op-column", op_column)
+        if not bounded:
+            descriptor.option("source.monitor-interval", "100 ms")
         env.create_temporary_table(name, descriptor.build())
 
     def append(self, changes: Sequence[Change]) -> None:

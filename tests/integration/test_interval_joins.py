@@ -21,7 +21,9 @@ def within_4h(o, s) -> bool:
     return eq(o[0], s[0]) and s[1] - 4 * H <= o[1] <= s[1]
 
 
-def tables(env: TableEnvironment, root: Path) -> tuple[ChangelogTable, ChangelogTable]:
+def tables(
+    env: TableEnvironment, root: Path, bounded: bool = False
+) -> tuple[ChangelogTable, ChangelogTable]:
     orders = ChangelogTable(
         env,
         root,
@@ -29,6 +31,7 @@ def tables(env: TableEnvironment, root: Path) -> tuple[ChangelogTable, Changelog
         ORDERS,
         op_column=None,
         watermark=("o_rowtime", "o_rowtime - INTERVAL '1' SECOND"),
+        bounded=bounded,
     )
     ships = ChangelogTable(
         env,
@@ -37,6 +40,7 @@ def tables(env: TableEnvironment, root: Path) -> tuple[ChangelogTable, Changelog
         SHIPMENTS,
         op_column=None,
         watermark=("s_rowtime", "s_rowtime - INTERVAL '1' SECOND"),
+        bounded=bounded,
     )
     return orders, ships
 

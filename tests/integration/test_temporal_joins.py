@@ -38,7 +38,14 @@ RATES = [  # r_currency, rate, r_rowtime
 ]
 
 
-def register(env: TableEnvironment, root: Path, orders=ORDERS, rates=RATES):
+def register(
+    env: TableEnvironment,
+    root: Path,
+    orders=ORDERS,
+    rates=RATES,
+    bounded_orders: bool = False,
+    bounded_rates: bool = False,
+):
     o = ChangelogTable(
         env,
         root,
@@ -47,6 +54,7 @@ def register(env: TableEnvironment, root: Path, orders=ORDERS, rates=RATES):
         op_column=None,
         watermark=("o_rowtime", "o_rowtime - INTERVAL '1' SECOND"),
         computed=[("o_proctime", "PROCTIME()")],
+        bounded=bounded_orders,
     )
     r = ChangelogTable(
         env,
@@ -56,6 +64,7 @@ def register(env: TableEnvironment, root: Path, orders=ORDERS, rates=RATES):
         primary_key=("r_currency",),
         op_column=None,
         watermark=("r_rowtime", "r_rowtime - INTERVAL '1' SECOND"),
+        bounded=bounded_rates,
     )
     o.append([("+I", row) for row in orders])
     r.append([("+I", row) for row in rates])

@@ -12,8 +12,11 @@ from tableapi.plan.nodes import Join
 from tableapi.plan.streaming import (
     ChangelogMode,
     StreamingOptions,
+    all_bounded,
     changelog_mode,
     join_strategy,
+    monitor_interval_ms,
+    needs_end_of_input,
 )
 
 
@@ -24,9 +27,10 @@ def _table(
     pk=(),
     op: str | None = "op",
     rowtime: str | None = None,
+    monitor: str | None = None,
 ):
     """A filesystem table (never read) from ``"a BIGINT, b STRING"``; ``rowtime`` gets a
-    watermark 5 seconds behind."""
+    watermark 5 seconds behind; ``monitor`` is its source.monitor-interval (unbounded)."""
     builder = Schema.new_builder()
     for part in columns.split(","):
         n, t = part.split()
@@ -43,6 +47,8 @@ def _table(
     )
     if op:
         d.option("changelog.op-column", op)
+    if monitor:
+        d.option("source.monitor-interval", monitor)
     env.create_temporary_table(name, d.build())
     return env.from_path(name)
 
@@ -306,3 +312,52 @@ def test_join_lateral_resolves_a_registered_temporal_table_function(rates_env):
     )
     assert t.row_type.names[-3:] == ("r_currency", "rate", "r_rowtime")
     assert t.row_type.field("rate").type.nullable
+
+
+def test_tables_are_bounded_unless_watched(senv):
+    files = _table(senv, "Files", "a BIGINT, t TIMESTAMP(3)", op=None, rowtime="t")
+    plain = _table(senv, "Plain", "b BIGINT", op=None)
+    watched = _table(
+        senv, "Watched", "c BIGINT, u TIMESTAMP(3)", op=None, rowtime="u", monitor="2 s"
+    )
+    fast = _table(senv, "Fast", "d BIGINT", op=None, monitor="500 ms")
+    assert senv.descriptor("Watched").monitor_interval_ms == 2000
+    # A bounded table with a watermark reads the end-of-input signal; one without needs none.
+    assert all_bounded(files._plan) and needs_end_of_input(files._plan)
+    assert all_bounded(plain._plan) and not needs_end_of_input(plain._plan)
+    assert monitor_interval_ms(files._plan) is None
+    both = files.join(watched, col("a") == col("c")).optimized().plan
+    assert not all_bounded(both) and needs_end_of_input(both)
+    assert monitor_interval_ms(both) == 2000
+    watched_only = watched.join(fast, col("c") == col("d")).optimized().plan
+    assert not all_bounded(watched_only) and not needs_end_of_input(watched_only)
+    assert monitor_interval_ms(watched_only) == 500  # the shortest interval is the trigger
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [("soon", "Cannot read source.monitor-interval 'soon'"), ("0 s", "must be positive")],
+)
+def test_bad_monitor_interval_is_refused_when_the_descriptor_is_built(value, error):
+    builder = (
+        TableDescriptor.for_connector("filesystem")
+        .schema(Schema.new_builder().column("a", "INT").build())
+        .option("path", "/data/a")
+        .option("format", "json")
+        .option("source.monitor-interval", value)
+    )
+    with pytest.raises(ValidationError, match=error):
+        builder.build()
+
+
+def test_monitor_interval_is_not_handed_to_sparks_reader():
+    d = (
+        TableDescriptor.for_connector("filesystem")
+        .schema(Schema.new_builder().column("a", "INT").build())
+        .option("path", "/data/a")
+        .option("format", "csv")
+        .option("csv.header", "true")
+        .option("source.monitor-interval", "10 s")
+        .build()
+    )
+    assert d.reader_options == (("header", "true"),)
