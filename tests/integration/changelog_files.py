@@ -41,6 +41,7 @@ class ChangelogTable:
         self.names = [n for n, _ in columns]
         self.path = root / name
         self.path.mkdir(parents=True, exist_ok=True)
+        self.path.chmod(0o777)  # a container server (another uid) may write here (a sink)
         self.op_column = op_column
         self.rows: Counter[tuple[Any, ...]] = Counter()
         self._files = 0
