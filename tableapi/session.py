@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -40,9 +42,10 @@ class EmbeddedServer:
         server.stop()
     """
 
-    def __init__(self, process: subprocess.Popen[str], port: int) -> None:
+    def __init__(self, process: subprocess.Popen[str], port: int, warehouse: str) -> None:
         self.process = process
         self.port = port
+        self.warehouse = warehouse
         self.url = f"sc://localhost:{port}"
         self._log: deque[str] = deque(maxlen=200)
 
@@ -52,7 +55,12 @@ class EmbeddedServer:
     ) -> EmbeddedServer:
         port = port or free_port()
         cmd = [sys.executable, "-m", "server_ext", "serve", "--port", str(port), "--master", master]
-        for k, v in (conf or {}).items():
+        # Managed tables (the end-of-input tables of streaming queries) go to a private
+        # directory, not to spark-warehouse/ in the user's working directory.
+        conf = {"spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="tableapi-warehouse-")} | (
+            conf or {}
+        )
+        for k, v in conf.items():
             cmd += ["--conf", f"{k}={v}"]
         env = {
             k: v
@@ -67,7 +75,7 @@ class EmbeddedServer:
             env=env,
             start_new_session=True,
         )
-        server = cls(process, port)
+        server = cls(process, port, conf["spark.sql.warehouse.dir"])
         ready = threading.Event()
         threading.Thread(target=server._pump, args=(ready,), daemon=True).start()
         atexit.register(server.stop)
@@ -99,6 +107,7 @@ class EmbeddedServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+        shutil.rmtree(self.warehouse, ignore_errors=True)
 
 
 def connect(url: str):  # type: ignore[no-untyped-def]

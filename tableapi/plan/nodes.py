@@ -73,8 +73,15 @@ class PlanNode:
         """Column sets that are unique in this node's output (Flink's upsert keys)."""
         return ()
 
-    def _check_expr(self, e: Expression, row: RowType, where: str) -> Any:
+    def _check_expr(
+        self, e: Expression, row: RowType, where: str, in_table_ok: bool = False
+    ) -> Any:
         """Type an expression against ``row``, naming ``where`` in errors."""
+        if not in_table_ok and any(isinstance(x, InTable) for x in e.walk()):
+            raise ValidationError(
+                f"IN with a table is supported only in where() (a semi join); {where} has "
+                f"{e}. Filter with where(col(...).in_(table)), or use semi_join()/anti_join()."
+            )
         for c in e.column_names():
             if c not in row:
                 row.field(c, where)
@@ -214,7 +221,7 @@ class Filter(PlanNode):
                 f"where() cannot contain an aggregate ({self.condition}); filter the result "
                 "of group_by(...).select(...) instead."
             )
-        t = self._check_expr(self.condition, self.input.row_type, "where()")
+        t = self._check_expr(self.condition, self.input.row_type, "where()", in_table_ok=True)
         if t.name not in ("BOOLEAN", "NULL"):
             raise ValidationError(f"where() needs a BOOLEAN condition; {self.condition} is {t}.")
         for term in conjuncts(self.condition):  # the semi-join rule needs IN as an AND term

@@ -587,6 +587,18 @@ def test_in_with_a_table_nested_under_not(orders, products):
         orders.where(~col("product_id").in_(products.select(col("id"))))
 
 
+@pytest.mark.parametrize("where", ["select", "join"])
+def test_in_with_a_table_outside_where_is_refused_when_the_plan_is_built(orders, products, where):
+    ids = products.select(col("id"))
+    with pytest.raises(
+        ValidationError, match=r"IN with a table is supported only in where\(\) \(a semi join\)"
+    ):
+        if where == "select":
+            orders.select(col("product_id").in_(ids).alias("known"))
+        else:
+            orders.join(products, (col("product_id") == col("id")) & col("amount").in_(ids))
+
+
 def test_in_with_a_table_as_an_and_term_is_fine(orders, products):
     t = orders.where(col("product_id").in_(products.select(col("id"))) & (col("amount") > 1))
     assert t.row_type == orders.row_type
