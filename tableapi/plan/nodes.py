@@ -397,9 +397,27 @@ class Join(PlanNode):
 
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        """Flink's join upsert keys (FlinkRelMdUpsertKeys): an input key counts only if it
+        contains the input's join keys, so that every change of a key is joined in one group
+        and its changes reach the next operator in order. Then (FlinkRelMdUniqueKeys) each
+        left key + right key is a key, and one side's keys stay keys when the other side is
+        unique on its join keys and the join pads no nulls on the first side."""
+        if self.equi_keys is None:
+            return ()  # the join-condition rule has not split the condition yet
+        left_on = {k.left for k in self.equi_keys}
+        right_on = {k.right for k in self.equi_keys}
+        left_keys = [k for k in self.left.unique_keys if left_on <= set(k)]
         if not self.kind.keeps_right_columns:
-            return self.left.unique_keys
-        return ()
+            return tuple(left_keys)
+        right_keys = [k for k in self.right.unique_keys if right_on <= set(k)]
+        keys = [lk + rk for lk in left_keys for rk in right_keys]
+        right_unique = any(set(k) <= right_on for k in self.right.unique_keys if k)
+        left_unique = any(set(k) <= left_on for k in self.left.unique_keys if k)
+        if right_unique and self.kind in (JoinKind.INNER, JoinKind.LEFT):
+            keys += left_keys
+        if left_unique and self.kind in (JoinKind.INNER, JoinKind.RIGHT):
+            keys += right_keys
+        return tuple(dict.fromkeys(keys))
 
 
 @attrs.frozen(eq=False)

@@ -395,3 +395,100 @@ def test_random_changelogs_match_reference(
             check(result, kind, orders, products, reference)
     finally:
         result.cancel()
+
+
+@pytest.mark.parametrize(
+    ("first", "spec"), [("inner", "JoinKeyContainsUniqueKey"), ("full", "HasUniqueKey")]
+)
+def test_join_of_a_join_keeps_its_state_by_the_joins_unique_key(
+    senv: TableEnvironment, shared_dir: Path, first: str, spec: str
+) -> None:
+    """Orders, Shipments and Payments share the order id (each its primary key). The first
+    join's output has a unique key (Flink's upsert keys), so the second join keeps its left
+    state by it; the result must still follow every update and delete."""
+    orders = ChangelogTable(
+        senv, shared_dir, "Orders", [("order_id", "BIGINT"), ("amount", "INT")], ("order_id",)
+    )
+    ships = ChangelogTable(
+        senv, shared_dir, "Ships", [("s_id", "BIGINT"), ("carrier", "STRING")], ("s_id",)
+    )
+    pays = ChangelogTable(
+        senv, shared_dir, "Pays", [("p_id", "BIGINT"), ("paid", "INT")], ("p_id",)
+    )
+    query = join_of(
+        senv.from_path("Orders"), senv.from_path("Ships"), first, col("order_id") == col("s_id")
+    ).left_outer_join(senv.from_path("Pays"), col("order_id") == col("p_id"))
+    assert f"leftInputSpec=[{spec}], rightInputSpec=[JoinKeyContainsUniqueKey]" in (query.explain())
+    first_pred = lambda o, s: eq(o[0], s[0])  # noqa: E731
+    second_pred = lambda os, p: eq(os[0], p[0])  # noqa: E731
+    script = [
+        ([("+I", (1, 10)), ("+I", (2, 20)), ("+I", (3, 30))], [("+I", (1, "DHL"))], []),
+        (
+            [("-U", (2, 20)), ("+U", (2, 25))],
+            [("+I", (2, "UPS")), ("+I", (4, "DHL"))],
+            [("+I", (1, 10)), ("+I", (2, 25))],
+        ),
+        (
+            [("-D", (1, 10)), ("+I", (4, 40))],
+            [("-U", (1, "DHL")), ("+U", (1, "UPS")), ("-D", (2, "UPS"))],
+            [("-U", (2, 25)), ("+U", (2, 26)), ("+I", (4, 40))],
+        ),
+        ([("+I", (1, 11))], [("+I", (2, "DHL"))], [("-D", (1, 10))]),
+    ]
+    result = query.execute()
+    try:
+        for o, s, p in script:
+            orders.append(o)
+            ships.append(s)
+            pays.append(p)
+            result.process_all_available()
+            inner = nested_loop_join(orders.current(), ships.current(), first, first_pred, (2, 2))
+            want = nested_loop_join(inner, pays.current(), "left", second_pred, (4, 2))
+            got = as_bag(result.materialize().itertuples(index=False, name=None))
+            assert _normal(got) == _normal(as_bag(want)), "\n".join(map(repr, result.collect()))
+    finally:
+        result.cancel()
+
+
+def test_a_one_to_many_join_gives_the_next_join_no_key(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """An order with two shipments gives two rows with the same order id: the order id is no
+    key of the join, and the next join must keep both rows (a wrong key would keep one)."""
+    orders = ChangelogTable(
+        senv, shared_dir, "Orders", [("order_id", "BIGINT"), ("amount", "INT")], ("order_id",)
+    )
+    ships = ChangelogTable(
+        senv,
+        shared_dir,
+        "Ships",
+        [("ship_no", "BIGINT"), ("s_id", "BIGINT"), ("carrier", "STRING")],
+        ("ship_no",),
+    )
+    pays = ChangelogTable(
+        senv, shared_dir, "Pays", [("p_id", "BIGINT"), ("paid", "INT")], ("p_id",)
+    )
+    query = (
+        senv.from_path("Orders")
+        .join(senv.from_path("Ships"), col("order_id") == col("s_id"))
+        .left_outer_join(senv.from_path("Pays"), col("order_id") == col("p_id"))
+    )
+    assert "leftInputSpec=[NoUniqueKey]" in query.explain().split("LeftOuterJoin")[1]
+    result = query.execute()
+    try:
+        orders.append([("+I", (1, 10)), ("+I", (2, 20))])
+        ships.append([("+I", (100, 1, "DHL")), ("+I", (101, 1, "UPS")), ("+I", (102, 2, "DHL"))])
+        pays.append([("+I", (1, 10))])
+        result.process_all_available()
+        orders.append([("-U", (1, 10)), ("+U", (1, 11))])
+        ships.append([("-D", (102, 2, "DHL"))])
+        result.process_all_available()
+        inner = nested_loop_join(
+            orders.current(), ships.current(), "inner", lambda o, s: eq(o[0], s[1]), (2, 3)
+        )
+        want = nested_loop_join(inner, pays.current(), "left", lambda r, p: eq(r[0], p[0]), (5, 2))
+        got = as_bag(result.materialize().itertuples(index=False, name=None))
+        assert _normal(got) == _normal(as_bag(want))
+        assert len(want) == 2  # both shipments of order 1
+    finally:
+        result.cancel()

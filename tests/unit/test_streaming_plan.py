@@ -361,3 +361,47 @@ def test_monitor_interval_is_not_handed_to_sparks_reader():
         .build()
     )
     assert d.reader_options == (("header", "true"),)
+
+
+def test_join_unique_keys_follow_flinks_upsert_keys(senv):
+    orders = _table(senv, "O", "order_id BIGINT, product_id BIGINT", ("order_id",))
+    ships = _table(senv, "S", "s_id BIGINT, carrier STRING", ("s_id",))
+    product = _table(senv, "P", "id BIGINT, name STRING", ("id",))
+
+    def keys(t):
+        return t.optimized().plan.unique_keys
+
+    on_order = col("order_id") == col("s_id")
+    # Both sides unique on the join key: the pair, and each side's key alone.
+    assert keys(orders.join(ships, on_order)) == (("order_id", "s_id"), ("order_id",), ("s_id",))
+    # Outer joins keep a side's key only where that side is never null-padded.
+    assert keys(orders.left_outer_join(ships, on_order)) == (("order_id", "s_id"), ("order_id",))
+    assert keys(orders.right_outer_join(ships, on_order)) == (("order_id", "s_id"), ("s_id",))
+    assert keys(orders.full_outer_join(ships, on_order)) == (("order_id", "s_id"),)
+    # A key that does not contain the join key is no upsert key: an order that changes its
+    # product is retracted in one group and added in another, in no guaranteed order.
+    assert keys(orders.join(product, col("product_id") == col("id"))) == ()
+    assert keys(orders.semi_join(product, col("product_id") == col("id"))) == ()
+    assert keys(orders.semi_join(ships, on_order)) == (("order_id",),)
+    # Before the join-condition rule the keys are unknown.
+    assert orders.join(ships, on_order)._plan.unique_keys == ()
+
+
+def test_a_join_over_a_join_keeps_state_by_the_inner_joins_key(senv):
+    orders = _table(senv, "O", "order_id BIGINT, amount INT", ("order_id",))
+    ships = _table(senv, "S", "s_id BIGINT, carrier STRING", ("s_id",))
+    pays = _table(senv, "P", "p_id BIGINT, paid INT", ("p_id",))
+    two = orders.join(ships, col("order_id") == col("s_id"))
+    text = two.left_outer_join(pays, col("order_id") == col("p_id")).explain()
+    assert "leftInputSpec=[JoinKeyContainsUniqueKey], rightInputSpec=[Join" in text
+    # Joined on another column, the key is still unique within each join key's state.
+    text = two.left_outer_join(pays, col("amount") == col("p_id")).explain()
+    assert "leftInputSpec=[HasUniqueKey]" in text.split("LeftOuterJoin")[1]
+    # A join without upsert keys gives the next join none.
+    product = _table(senv, "Q", "id BIGINT, name STRING", ("id",))
+    text = (
+        orders.join(product, col("amount") == col("id"))
+        .left_outer_join(pays, col("order_id") == col("p_id"))
+        .explain()
+    )
+    assert "leftInputSpec=[NoUniqueKey]" in text.split("LeftOuterJoin")[1]
