@@ -8,7 +8,6 @@ runs it to the end, so no row held for the watermark is left unemitted.
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,16 @@ from tableapi import TableEnvironment, col
 from tests.integration.changelog_files import ChangelogTable
 from tests.integration.test_interval_joins import interval_join, tables, within_4h
 from tests.integration.test_temporal_joins import (
-    DAY,
     ORDERS,
     RATES,
     _without_proctime,
     at,
+    converted,
     eventually,
     probes,
     reference,
     register,
+    register_drawn,
     versions,
 )
 from tests.reference import as_bag, nested_loop_join
@@ -45,20 +45,11 @@ def end_of_input_tables(env: TableEnvironment) -> list[str]:
     ]
 
 
-def temporal_join(env: TableEnvironment, how: str = "left"):
-    return env.from_path("Orders").temporal_join(
-        env.from_path("RatesHistory"),
-        col("currency") == col("r_currency"),
-        as_of=col("o_rowtime"),
-        how=how,
-    )
-
-
 def test_bounded_temporal_join_emits_every_held_order(
     senv: TableEnvironment, shared_dir: Path
 ) -> None:
     register(senv, shared_dir, bounded_orders=True, bounded_rates=True)
-    result = temporal_join(senv).execute()
+    result = converted(senv, "left").execute()
     # execute() ran the query to the end of its input: it has stopped, and the 11:04 order
     # (ahead of every watermark the data alone gives, 11:03:59) was emitted at the end.
     assert result.finished
@@ -77,7 +68,7 @@ def test_bounded_build_side_stops_holding_back_an_unbounded_probe_side(
     # finished source does in Flink, and the orders' watermark alone drives the join.
     rates = RATES[:5]
     orders, _ = register(senv, shared_dir, orders=ORDERS, rates=rates, bounded_rates=True)
-    result = temporal_join(senv).execute()
+    result = converted(senv, "left").execute()
     try:
         assert not result.finished
         later = [(4, "Euro", at("11:20")), (6, "Yen", at("11:40"))]
@@ -136,16 +127,7 @@ def test_bounded_processing_time_query_finishes(senv: TableEnvironment, shared_d
     # A processing-time temporal join runs without no-data micro-batches; with a watermarked
     # bounded table it still reaches the end and stops.
     register(senv, shared_dir, bounded_orders=True, bounded_rates=True)
-    result = (
-        senv.from_path("Orders")
-        .temporal_join(
-            senv.from_path("RatesHistory"),
-            col("currency") == col("r_currency"),
-            as_of=col("o_proctime"),
-            how="left",
-        )
-        .execute()
-    )
+    result = converted(senv, "left", as_of="o_proctime").execute()
     assert result.finished
     assert sorted(r.amount for r in result.collect()) == sorted(o[0] for o in ORDERS)
     assert end_of_input_tables(senv) == []
@@ -160,15 +142,8 @@ def test_bounded_processing_time_query_finishes(senv: TableEnvironment, shared_d
 def test_random_bounded_event_time_temporal_joins_match_the_reference(
     senv: TableEnvironment, shared_dir: Path, rates, orders, how
 ) -> None:
-    root = Path(tempfile.mkdtemp(dir=shared_dir))
-    root.chmod(0o777)
-    for name in ("Orders", "RatesHistory"):
-        senv.drop_temporary_table(name)
-    minute = lambda m: DAY + dt.timedelta(minutes=m)  # noqa: E731
-    o_rows = [(a, c, minute(m)) for a, c, m in orders]
-    r_rows = [(c, v, minute(m)) for c, v, m in rates]
-    register(senv, root, orders=o_rows, rates=r_rows, bounded_orders=True, bounded_rates=True)
-    result = temporal_join(senv, how).execute()
+    o_rows, r_rows = register_drawn(senv, shared_dir, orders, rates, bounded=True)
+    result = converted(senv, how).execute()
     assert result.finished
     got = as_bag(_without_proctime(r) for r in result.collect())
     assert got == as_bag(reference(o_rows, r_rows, how))

@@ -71,6 +71,16 @@ def register(
     return o, r
 
 
+def converted(env: TableEnvironment, how: str = "inner", as_of: str = "o_rowtime"):
+    """Orders joined with the rate of their currency valid at ``as_of``."""
+    return env.from_path("Orders").temporal_join(
+        env.from_path("RatesHistory"),
+        col("currency") == col("r_currency"),
+        as_of=col(as_of),
+        how=how,
+    )
+
+
 def _without_proctime(row) -> tuple:
     return tuple(v for n, v in row.as_dict().items() if n != "o_proctime")
 
@@ -165,6 +175,16 @@ probes = st.lists(
 )
 @given(rates=versions, orders=probes, how=st.sampled_from(["inner", "left"]))
 def test_random_batch_temporal_joins(env: TableEnvironment, shared_dir: Path, rates, orders, how):
+    o_rows, r_rows = register_drawn(env, shared_dir, orders, rates)
+    got = as_bag(_without_proctime(r) for r in converted(env, how).execute().collect())
+    assert got == as_bag(reference(o_rows, r_rows, how))
+
+
+def register_drawn(
+    env: TableEnvironment, shared_dir: Path, orders, rates, bounded: bool = False
+) -> tuple[list[tuple], list[tuple]]:
+    """Register drawn ``probes``/``versions`` (times in minutes) as fresh Orders and
+    RatesHistory tables; their rows, with times."""
     import tempfile
 
     root = Path(tempfile.mkdtemp(dir=shared_dir))
@@ -174,15 +194,8 @@ def test_random_batch_temporal_joins(env: TableEnvironment, shared_dir: Path, ra
     minute = lambda m: DAY + dt.timedelta(minutes=m)  # noqa: E731
     o_rows = [(a, c, minute(m)) for a, c, m in orders]
     r_rows = [(c, v, minute(m)) for c, v, m in rates]
-    register(env, root, orders=o_rows, rates=r_rows)
-    query = env.from_path("Orders").temporal_join(
-        env.from_path("RatesHistory"),
-        col("currency") == col("r_currency"),
-        as_of=col("o_rowtime"),
-        how=how,
-    )
-    got = as_bag(_without_proctime(r) for r in query.execute().collect())
-    assert got == as_bag(reference(o_rows, r_rows, how))
+    register(env, root, o_rows, r_rows, bounded_orders=bounded, bounded_rates=bounded)
+    return o_rows, r_rows
 
 
 # -- streaming --------------------------------------------------------------------------------
@@ -320,16 +333,7 @@ def test_random_streaming_event_time_temporal_joins(
     for name in ("Orders", "RatesHistory"):
         senv.drop_temporary_table(name)
     orders, rates = register(senv, root, orders=first_orders, rates=first_rates)
-    result = (
-        senv.from_path("Orders")
-        .temporal_join(
-            senv.from_path("RatesHistory"),
-            col("currency") == col("r_currency"),
-            as_of=col("o_rowtime"),
-            how="left",
-        )
-        .execute()
-    )
+    result = converted(senv, "left").execute()
     try:
         result.process_all_available()
         result.process_all_available()  # the watermark moves in a follow-up batch
