@@ -406,13 +406,15 @@ class Join(PlanNode):
             return ()  # the join-condition rule has not split the condition yet
         left_on = {k.left for k in self.equi_keys}
         right_on = {k.right for k in self.equi_keys}
-        left_keys = [k for k in self.left.unique_keys if left_on <= set(k)]
+        left_all = self.left.unique_keys
+        left_keys = [k for k in left_all if left_on <= set(k)]
         if not self.kind.keeps_right_columns:
             return tuple(left_keys)
-        right_keys = [k for k in self.right.unique_keys if right_on <= set(k)]
+        right_all = self.right.unique_keys
+        right_keys = [k for k in right_all if right_on <= set(k)]
         keys = [lk + rk for lk in left_keys for rk in right_keys]
-        right_unique = any(set(k) <= right_on for k in self.right.unique_keys if k)
-        left_unique = any(set(k) <= left_on for k in self.left.unique_keys if k)
+        right_unique = any(set(k) <= right_on for k in right_all if k)
+        left_unique = any(set(k) <= left_on for k in left_all if k)
         if right_unique and self.kind in (JoinKind.INNER, JoinKind.LEFT):
             keys += left_keys
         if left_unique and self.kind in (JoinKind.INNER, JoinKind.RIGHT):

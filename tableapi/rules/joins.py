@@ -88,6 +88,57 @@ def split_join_conditions(plan: PlanNode) -> PlanNode:
     return plan.transform_up(rewrite)
 
 
+# Join kinds and the sides whose rows a single-side predicate of the join condition may
+# filter before the join (Flink's FlinkFilterJoinRule): not a side whose unmatched rows are
+# kept (an outer side, an anti join's left), whose rows the predicate decides matches for.
+_PUSHABLE_SIDES = {
+    JoinKind.INNER: ("left", "right"),
+    JoinKind.LEFT: ("right",),
+    JoinKind.RIGHT: ("left",),
+    JoinKind.SEMI: ("left", "right"),
+    JoinKind.ANTI: ("right",),
+}
+
+
+def push_single_side_predicates(plan: PlanNode) -> PlanNode:
+    """Residual terms of a join that read one side only become a filter on that side where
+    the join kind allows: rows that can never match are dropped before the join keeps them
+    in state. Temporal joins keep theirs: filtering the versioned table changes which version
+    is valid when."""
+
+    def rewrite(node: PlanNode) -> PlanNode | None:
+        if not isinstance(node, Join) or node.residual is None:
+            return None
+        sides = _PUSHABLE_SIDES.get(node.kind, ())
+        names = {"left": set(node.left.row_type.names), "right": set(node.right.row_type.names)}
+        pushed: dict[str, list[Expression]] = {"left": [], "right": []}
+        rest: list[Expression] = []
+        for term in conjuncts(node.residual):
+            used = term.column_names()
+            side = next((s for s in sides if used and used <= names[s]), None)
+            (pushed[side] if side else rest).append(term)
+        if not pushed["left"] and not pushed["right"]:
+            return None
+        left = Filter(node.left, and_(*pushed["left"])) if pushed["left"] else node.left
+        right = Filter(node.right, and_(*pushed["right"])) if pushed["right"] else node.right
+        return attrs.evolve(
+            node,
+            left=left,
+            right=right,
+            condition=_without(node.condition, pushed["left"] + pushed["right"]),
+            residual=and_(*rest) if rest else None,
+        )
+
+    return plan.transform_up(rewrite)
+
+
+def _without(condition: Expression | None, terms: list[Expression]) -> Expression | None:
+    """``condition`` without the given conjuncts (compared by identity)."""
+    ids = {id(t) for t in terms}
+    kept = [t for t in ([] if condition is None else conjuncts(condition)) if id(t) not in ids]
+    return and_(*kept) if kept else None
+
+
 def _equi_key(term: Expression, left: set[str], right: set[str]) -> EquiKey | None:
     if not (isinstance(term, Call) and term.name in ("equals", "is_not_distinct_from")):
         return None

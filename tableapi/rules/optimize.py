@@ -11,6 +11,7 @@ from tableapi.rules.interval_joins import classify_interval_joins
 from tableapi.rules.joins import (
     in_subquery_to_semi_join,
     merge_filters_into_inner_joins,
+    push_single_side_predicates,
     split_join_conditions,
 )
 
@@ -28,5 +29,6 @@ def optimize(plan: PlanNode) -> OptimizedPlan:
     plan, notes = propagate_hints(plan)
     plan = merge_filters_into_inner_joins(plan)
     plan = split_join_conditions(plan)
+    plan = push_single_side_predicates(plan)
     plan = classify_interval_joins(plan)
     return OptimizedPlan(plan, tuple(notes))

@@ -127,7 +127,7 @@ def test_is_not_distinct_from_gives_a_null_safe_key(orders, product):
 
 def test_non_equi_term_goes_to_the_residual(orders, product):
     cond = (col("product_id") == col("id")) & (col("amount") > 10) & (col("name") != "x")
-    join = optimized(orders.join(product, cond))
+    join = optimized(orders.full_outer_join(product, cond))  # (a full join pushes nothing)
     assert join.equi_keys == (EquiKey("product_id", "id"),)
     assert str(join.residual) == "((amount > 10) AND (name <> 'x'))"
 
@@ -150,9 +150,49 @@ def test_several_equi_keys(orders, shipments):
     ],
 )
 def test_terms_that_are_not_equi_keys(orders, product, cond):
-    join = optimized(orders.join(product, cond))
+    join = optimized(orders.full_outer_join(product, cond))
     assert join.equi_keys == ()
     assert join.residual.same_as(cond)
+
+
+@pytest.mark.parametrize(
+    ("kind", "left_filter", "right_filter", "residual"),
+    [
+        ("join", "(amount > 10)", "(name <> 'x')", "(amount > id)"),
+        ("left_outer_join", None, "(name <> 'x')", "((amount > 10) AND (amount > id))"),
+        ("right_outer_join", "(amount > 10)", None, "((name <> 'x') AND (amount > id))"),
+        ("full_outer_join", None, None, "(((amount > 10) AND (name <> 'x')) AND (amount > id))"),
+        ("semi_join", "(amount > 10)", "(name <> 'x')", "(amount > id)"),
+        ("anti_join", None, "(name <> 'x')", "((amount > 10) AND (amount > id))"),
+    ],
+)
+def test_single_side_terms_filter_the_sides_the_join_kind_allows(
+    orders, product, kind, left_filter, right_filter, residual
+):
+    cond = (
+        (col("product_id") == col("id"))
+        & (col("amount") > 10)
+        & (col("name") != "x")
+        & (col("amount") > col("id"))
+    )
+    join = optimized(getattr(orders, kind)(product, cond))
+    assert join.equi_keys == (EquiKey("product_id", "id"),)
+    for side, want in ((join.left, left_filter), (join.right, right_filter)):
+        if want is None:
+            assert not isinstance(side, Filter)
+        else:
+            assert isinstance(side, Filter) and str(side.condition) == want
+    assert str(join.residual) == residual
+    for pushed in (left_filter, right_filter):  # the join's condition no longer has them
+        assert pushed is None or pushed not in str(join.condition)
+
+
+def test_a_where_after_an_inner_join_filters_the_side_it_reads(orders, product):
+    join = optimized(
+        orders.join(product).where((col("product_id") == col("id")) & (col("name") != "y"))
+    )
+    assert join.equi_keys == (EquiKey("product_id", "id"),) and join.residual is None
+    assert isinstance(join.right, Filter) and str(join.right.condition) == "(name <> 'y')"
 
 
 def test_no_predicate_gives_no_keys(orders, product):

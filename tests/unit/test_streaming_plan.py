@@ -8,7 +8,7 @@ from server_ext.joins.spec import InputSpec
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, call, col, lit
 from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
-from tableapi.plan.nodes import Join
+from tableapi.plan.nodes import Filter, Join
 from tableapi.plan.streaming import (
     ChangelogMode,
     StreamingOptions,
@@ -287,6 +287,15 @@ def test_temporal_join_explain_event_and_processing_time(rates_env):
     assert "rightPrimaryKey=[r_currency]" in event
     latest = orders.temporal_join(rates, on, as_of=col("o_proctime")).explain()
     assert "temporal=[processing time: latest row]" in latest
+
+
+def test_temporal_joins_keep_single_side_terms(rates_env):
+    # Filtering the versioned table first would change which version is valid when.
+    orders, rates = rates_env.from_path("Orders"), rates_env.from_path("Rates")
+    on = (col("currency") == col("r_currency")) & (col("rate") > 100)
+    join = orders.temporal_join(rates, on, as_of=col("o_rowtime")).optimized().plan
+    assert str(join.residual) == "(rate > 100)"
+    assert not any(isinstance(n, Filter) for n in join.walk())
 
 
 def test_temporal_join_errors(rates_env):
