@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
+    from server_ext.joins.multi_spec import MultiJoinSpec
     from server_ext.joins.spec import JoinSpec
     from server_ext.joins.temporal_spec import TemporalSpec
 
@@ -31,3 +32,10 @@ def temporal_join_processor(spec: TemporalSpec) -> StatefulProcessor:
     from server_ext.joins.temporal import TemporalJoinProcessor
 
     return TemporalJoinProcessor(spec)
+
+
+def multi_join_processor(spec: MultiJoinSpec) -> StatefulProcessor:
+    """The processor for ``spec``: FLIP-516's StreamingMultiJoinOperator (imported lazily)."""
+    from server_ext.joins.multi import MultiJoinProcessor
+
+    return MultiJoinProcessor(spec)

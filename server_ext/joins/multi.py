@@ -1,0 +1,110 @@
+"""The multi-way join operator (FLIP-516's StreamingMultiJoinOperator) for ``transformWithState``.
+
+A chain of INNER/LEFT joins on a common key keeps no intermediate results: its state is the
+rows of each input under the current key, one pickled ValueState per key (a multiset per
+input: row -> count). Each micro-batch of a key applies its changes in ``__seq`` order, then
+emits the difference between the key's join result before and after them: ``-D`` for rows
+that left the result, ``+I`` for rows that entered it. Recomputing a key's result costs the
+product of its inputs' rows under the key: one row each when the inputs have the common key
+as their primary key, the case the FLIP is for.
+
+Example (what the client runs; see ``multi_spec.py``)::
+
+    union.groupBy("__k0").transformWithState(
+        MultiJoinProcessor(spec), output_schema, "Append", "None")
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from collections.abc import Iterator
+from operator import itemgetter
+from typing import Any
+
+from pyspark.sql import Row
+from pyspark.sql.streaming.stateful_processor import (
+    StatefulProcessor,
+    StatefulProcessorHandle,
+    TimerValues,
+)
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from server_ext.joins.condition import compile_condition
+from server_ext.joins.multi_spec import MultiJoinSpec
+from server_ext.joins.regular import record_converter
+from server_ext.joins.spec import DELETE, INSERT, KIND, UPDATE_AFTER
+
+_BLOB = StructType([StructField("v", BinaryType())])
+_ADDS = (INSERT, UPDATE_AFTER)
+
+
+class MultiJoinProcessor(StatefulProcessor):
+    """One key's inputs in state; its join result recomputed from them on every change."""
+
+    def __init__(self, spec: MultiJoinSpec) -> None:
+        self.spec = spec
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        spec = self.spec
+        n = len(spec.inputs)
+        self._rows = handle.getValueState("rows", _BLOB)
+        # Input columns sit at the end of each row: __side, __kind, __seq, __in0 .. __in{n-1}.
+        self._side_at, self._kind_at, self._seq_at = -n - 3, -n - 2, -n - 1
+        self._by_seq = itemgetter(self._seq_at)
+        self._convert = [record_converter(fields) for fields in spec.inputs]
+        self._nulls = [(None,) * len(fields) for fields in spec.inputs]
+        self._matches = [compile_condition(tree) for tree in spec.conditions]
+        self._outer = [kind == "left" for kind in spec.kinds]
+        self._make = Row(KIND, *(name for name, _ in spec.output_fields()))
+
+    def handleInputRows(
+        self, key: Any, rows: Iterator[Row], timerValues: TimerValues
+    ) -> Iterator[Row]:
+        n = len(self.spec.inputs)
+        stored = self._rows.get()
+        tables: list[Counter] = (
+            pickle.loads(stored[0]) if stored is not None else [Counter() for _ in range(n)]
+        )
+        before = self._result(tables)
+        for row in sorted(rows, key=self._by_seq):
+            side = row[self._side_at]
+            record = self._convert[side](row[side - n])
+            table = tables[side]
+            if row[self._kind_at] in _ADDS:
+                table[record] += 1
+            elif table[record] > 1:
+                table[record] -= 1
+            else:  # a retraction of a row not in state (e.g. expired) changes nothing
+                table.pop(record, None)
+        after = self._result(tables)
+        if any(tables):
+            self._rows.update((pickle.dumps(tables, pickle.HIGHEST_PROTOCOL),))
+        elif stored is not None:
+            self._rows.clear()
+        make = self._make
+        out = [make(DELETE, *r) for r in (before - after).elements()]
+        out += [make(INSERT, *r) for r in (after - before).elements()]
+        return iter(out)
+
+    def _result(self, tables: list[Counter]) -> Counter:
+        """The key's join result as a multiset of output tuples."""
+        joined: Counter = Counter(tables[0])
+        for i in range(1, len(tables)):
+            matches, outer, nulls = self._matches[i - 1], self._outer[i - 1], self._nulls[i]
+            step: Counter = Counter()
+            for left, lcount in joined.items():
+                found = False
+                for right, rcount in tables[i].items():
+                    if matches is None or matches(left, right):
+                        step[left + right] += lcount * rcount
+                        found = True
+                if outer and not found:
+                    step[left + nulls] += lcount
+            joined = step
+            if not joined:  # nothing left to join (an empty first input, an inner miss)
+                break
+        return joined
+
+    def close(self) -> None:
+        pass

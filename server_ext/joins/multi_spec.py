@@ -1,0 +1,67 @@
+"""The contract of the multi-way join operator (FLIP-516): N inputs on a common key.
+
+A left-deep chain ``((in0 JOIN in1 ON c1) JOIN in2 ON c2) ...`` of INNER and LEFT joins whose
+equi keys all reach one common key runs as one operator. The client tags every input row
+with its input's index, unions the inputs and runs::
+
+    union.groupBy(*key_columns).transformWithState(
+        multi_join_processor(spec), output_schema, "Append", "None")
+
+Input rows, columns in this order (names as in ``spec.py``, plus one struct per input):
+
+=============  ==========  ==================================================================
+``__k0..``     key types   the common key's values (the grouping columns)
+``__side``     TINYINT     the input's index, 0 .. N-1
+``__kind``     TINYINT     Flink RowKind: 0 = +I, 1 = -U, 2 = +U, 3 = -D
+``__seq``      STRING      arrival order in the micro-batch (rows sort by it; ties stay)
+``__in0..``    STRUCT      the row, in its input's column (the others null)
+=============  ==========  ==================================================================
+
+Output rows: ``__kind`` then the fields of every input in order (null-padded where a LEFT
+join found no match). Level ``i`` (joining input ``i``) evaluates ``conditions[i-1]``, a
+condition tree of ``spec.py`` where ``"l"`` indexes the joined fields of inputs ``0..i-1``
+and ``"r"`` the fields of input ``i``; its equi keys are in the tree too, so a key that
+meets a null-padded row does not match.
+
+Like ``spec.py``, this module must not import ``tableapi`` and must pickle by reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server_ext.joins.spec import output_struct_ddl
+
+INPUT_PREFIX = "__in"
+MULTI_JOIN_KINDS = ("inner", "left")
+
+
+@dataclass(frozen=True)
+class MultiJoinSpec:
+    """Everything the multi-way join operator needs, decided at plan time."""
+
+    inputs: tuple[tuple[tuple[str, str], ...], ...]  # per input: its (name, Spark DDL) fields
+    kinds: tuple[str, ...]  # kinds[i-1] joins input i: "inner" or "left"
+    conditions: tuple[tuple, ...]  # conditions[i-1]: the condition tree of level i
+
+    def __post_init__(self) -> None:
+        n = len(self.inputs)
+        if n < 2 or len(self.kinds) != n - 1 or len(self.conditions) != n - 1:
+            raise ValueError(
+                f"{n} inputs need {n - 1} join kinds and conditions, got "
+                f"{len(self.kinds)} and {len(self.conditions)}"
+            )
+        bad = [k for k in self.kinds if k not in MULTI_JOIN_KINDS]
+        if bad:
+            raise ValueError(f"multi-way join kinds are {MULTI_JOIN_KINDS}, got {bad}")
+
+    def output_fields(self) -> tuple[tuple[str, str], ...]:
+        return tuple(f for fields in self.inputs for f in fields)
+
+    def output_struct_ddl(self) -> str:
+        return output_struct_ddl(self.output_fields())
+
+
+def input_column(index: int) -> str:
+    """The struct column that carries input ``index``'s rows."""
+    return f"{INPUT_PREFIX}{index}"
