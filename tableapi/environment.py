@@ -110,13 +110,27 @@ class TableEnvironment:
         return (parse_duration_ms(value, "table.exec.state.ttl") or None) if value else None
 
     @property
-    def streaming_options(self) -> StreamingOptions:
-        native = self.config.get("table.exec.join.spark-native.enabled", "true")
-        if native.lower() not in ("true", "false"):
+    def multi_join_max_tables(self) -> int | None:
+        """Streaming with ``table.optimizer.multi-join.enabled``: the most inputs one
+        multi-way join takes (``table.optimizer.multi-join.max-tables``, no limit by
+        default); None otherwise."""
+        enabled = _flag(self.config, "table.optimizer.multi-join.enabled", "false")
+        if self.mode != "streaming" or not enabled:
+            return None
+        value = self.config.get("table.optimizer.multi-join.max-tables")
+        if value is None:
+            return 1 << 30
+        if not value.strip().isdigit() or int(value) < 3:
             raise ValidationError(
-                f"table.exec.join.spark-native.enabled must be true or false, got {native!r}."
+                f"table.optimizer.multi-join.max-tables must be a whole number of at least 3 "
+                f"(a multi-way join joins 3 or more tables), got {value!r}."
             )
-        return StreamingOptions(self.default_state_ttl_ms, native.lower() == "true")
+        return int(value)
+
+    @property
+    def streaming_options(self) -> StreamingOptions:
+        native = _flag(self.config, "table.exec.join.spark-native.enabled", "true")
+        return StreamingOptions(self.default_state_ttl_ms, native)
 
     # -- connection ----------------------------------------------------------------------------
     @property
@@ -424,6 +438,14 @@ class TableEnvironment:
         )
         query, end = self._start(compiled, writer.option("checkpointLocation", location))
         return StreamingTableResult(query, None, physical, False, end)
+
+
+def _flag(config: TableConfig, key: str, default: str) -> bool:
+    """A true/false option; anything else is an error naming the option."""
+    value = (config.get(key) or default).strip().lower()
+    if value not in ("true", "false"):
+        raise ValidationError(f"{key} must be true or false, got {config.get(key)!r}.")
+    return value == "true"
 
 
 def _first_updating_node(plan: PlanNode) -> str:

@@ -371,7 +371,7 @@ class Table:
 
     # -- planning and running ------------------------------------------------------------------
     def optimized(self) -> OptimizedPlan:
-        return optimize(self._plan)
+        return optimize(self._plan, self._env.multi_join_max_tables)
 
     def explain(self, physical: bool = False) -> str:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's

@@ -34,6 +34,7 @@ from tableapi.plan.nodes import (
     Filter,
     Join,
     JoinKind,
+    MultiJoin,
     PlanNode,
     Project,
     QueryHints,
@@ -54,7 +55,7 @@ from tableapi.plan.streaming import (
     state_ttl_ms,
     unique_key_for_state,
 )
-from tableapi.types import RowType, common_type
+from tableapi.types import DataType, RowType, common_type
 from tableapi.types import to_spark as spark_type
 
 KIND = wire.KIND
@@ -97,6 +98,8 @@ def compile_stream(
                 memo[id(n)] = _temporal_join(n, go, spark, flags)
             elif isinstance(n, Scan):
                 memo[id(n)] = _scan(n, spark, end_of_input)
+            elif isinstance(n, MultiJoin):
+                memo[id(n)] = _multi_join(n, go, flags)
             else:
                 memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
         return memo[id(n)]
@@ -299,6 +302,71 @@ def _join(
     # Changes of one output row come from one key, in order; across keys order is free.
     seq = F.lit("").alias(SEQ)
     return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), seq)
+
+
+def _multi_join(node: MultiJoin, go: Go, flags: dict[str, bool]) -> DataFrame:
+    """The server_ext multi-way join processor over every input, each tagged with its index
+    and carried in its own struct column, grouped by the common key."""
+    from server_ext.joins import multi_join_processor
+    from server_ext.joins import multi_spec as mw
+
+    flags["operator"] = True
+    spec = mw.MultiJoinSpec(
+        inputs=tuple(tuple((f.name, f.type.spark_ddl) for f in r.row_type) for r in node.relations),
+        kinds=tuple(_KINDS[j.kind] for j in node.joins),
+        conditions=tuple(
+            condition_tree(j.condition, j.left.row_type, j.right.row_type)
+            for j in node.joins
+            if j.condition is not None
+        ),
+    )
+    key_types = [
+        _common_type(
+            [
+                r.row_type.field(cols[p]).type
+                for r, cols in zip(node.relations, node.common_key, strict=True)
+            ]
+        ).spark_ddl
+        for p in range(len(node.common_key[0]))
+    ]
+    structs = [_struct_ddl(r.row_type) for r in node.relations]
+
+    def tagged(index: int, child: PlanNode) -> DataFrame:
+        changelog = _has_kind(child)
+        own = F.struct(*(ref(n) for n in child.row_type.names))
+        rows = [
+            (own if i == index else F.lit(None).cast(ddl)).alias(mw.input_column(i))
+            for i, ddl in enumerate(structs)
+        ]
+        return go(child).select(
+            *_key_columns(list(node.common_key[index]), key_types),
+            F.lit(index).cast("tinyint").alias(wire.SIDE),
+            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
+            (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
+            *rows,
+        )
+
+    union = tagged(0, node.relations[0])
+    for i, child in enumerate(node.relations[1:], start=1):
+        union = union.unionAll(tagged(i, child))
+    key_names = [f"{wire.KEY_PREFIX}{i}" for i in range(len(key_types))]
+    out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
+        multi_join_processor(spec), _output_schema(node.row_type), "Append", "None"
+    )
+    return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), F.lit("").alias(SEQ))
+
+
+def _common_type(types: list[DataType]) -> DataType:
+    """The type every input's key column widens to (they are compared pairwise already)."""
+    result: DataType | None = types[0]
+    for t in types[1:]:
+        result = common_type(result, t) if result is not None else None
+    if result is None:
+        raise ValidationError(
+            f"The common join key has types {[str(t) for t in types]} with no common type; "
+            "cast the key columns to one type."
+        )
+    return result
 
 
 def _temporal_join(

@@ -16,6 +16,7 @@ from tableapi.plan.nodes import (
     Filter,
     Join,
     Limit,
+    MultiJoin,
     PlanNode,
     Project,
     QueryHints,
@@ -92,6 +93,8 @@ def _optimized(node: PlanNode) -> str:
         return _join(node)
     if isinstance(node, TemporalJoin):
         return _temporal_join(node)
+    if isinstance(node, MultiJoin):
+        return _multi_join(node)
     if isinstance(node, Distinct):
         return f"GroupAggregate(groupBy={names}, select={names})"
     if isinstance(node, Sort):
@@ -140,6 +143,18 @@ def _join(node: Join) -> str:
     return f"Join({', '.join(parts)})"
 
 
+def _multi_join(node: MultiJoin) -> str:
+    """Flink's StreamPhysicalMultiJoin: join types and conditions bottom up, the common key
+    per input."""
+    kinds = ", ".join(j.kind.name for j in node.joins)
+    conditions = ", ".join(str(j.condition) for j in node.joins)
+    common = ", ".join("(" + ", ".join(cols) + ")" for cols in node.common_key)
+    return (
+        f"MultiJoin(joinTypes=[{kinds}], joinConditions=[{conditions}], "
+        f"commonJoinKey=[{common}], select={_list(node.row_type.names)})"
+    )
+
+
 def _temporal_join(node: TemporalJoin) -> str:
     time = (
         f"leftTimeAttribute=[{node.as_of}], rightTimeAttribute=[{node.right_time}]"
@@ -172,6 +187,8 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
             ttl = state_ttl_ms(node, side, options.default_ttl_ms)
             if ttl is not None:
                 extra.append(f"{side}StateTtl=[{ttl} ms]")
+    if isinstance(node, MultiJoin):
+        extra.append("operator=[server_ext multi-way join processor]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 

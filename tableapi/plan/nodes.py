@@ -397,29 +397,75 @@ class Join(PlanNode):
 
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:
-        """Flink's join upsert keys (FlinkRelMdUpsertKeys): an input key counts only if it
-        contains the input's join keys, so that every change of a key is joined in one group
-        and its changes reach the next operator in order. Then (FlinkRelMdUniqueKeys) each
-        left key + right key is a key, and one side's keys stay keys when the other side is
-        unique on its join keys and the join pads no nulls on the first side."""
         if self.equi_keys is None:
             return ()  # the join-condition rule has not split the condition yet
-        left_on = {k.left for k in self.equi_keys}
-        right_on = {k.right for k in self.equi_keys}
-        left_all = self.left.unique_keys
-        left_keys = [k for k in left_all if left_on <= set(k)]
-        if not self.kind.keeps_right_columns:
-            return tuple(left_keys)
-        right_all = self.right.unique_keys
-        right_keys = [k for k in right_all if right_on <= set(k)]
-        keys = [lk + rk for lk in left_keys for rk in right_keys]
-        right_unique = any(set(k) <= right_on for k in right_all if k)
-        left_unique = any(set(k) <= left_on for k in left_all if k)
-        if right_unique and self.kind in (JoinKind.INNER, JoinKind.LEFT):
-            keys += left_keys
-        if left_unique and self.kind in (JoinKind.INNER, JoinKind.RIGHT):
-            keys += right_keys
-        return tuple(dict.fromkeys(keys))
+        return join_unique_keys(self.kind, self.left, self.right, self.equi_keys)
+
+
+def join_unique_keys(
+    kind: JoinKind,
+    left: PlanNode,
+    right: PlanNode,
+    equi_keys: tuple[EquiKey, ...],
+) -> tuple[tuple[str, ...], ...]:
+    """Flink's join upsert keys (FlinkRelMdUpsertKeys): an input key counts only if it
+    contains the input's join keys, so that every change of a key is joined in one group and
+    its changes reach the next operator in order. Then (FlinkRelMdUniqueKeys) each left key +
+    right key is a key, and one side's keys stay keys when the other side is unique on its
+    join keys and the join pads no nulls on the first side."""
+    left_on = {k.left for k in equi_keys}
+    right_on = {k.right for k in equi_keys}
+    left_all = left.unique_keys
+    left_keys = [k for k in left_all if left_on <= set(k)]
+    if not kind.keeps_right_columns:
+        return tuple(left_keys)
+    right_all = right.unique_keys
+    right_keys = [k for k in right_all if right_on <= set(k)]
+    keys = [lk + rk for lk in left_keys for rk in right_keys]
+    right_unique = any(set(k) <= right_on for k in right_all if k)
+    left_unique = any(set(k) <= left_on for k in left_all if k)
+    if right_unique and kind in (JoinKind.INNER, JoinKind.LEFT):
+        keys += left_keys
+    if left_unique and kind in (JoinKind.INNER, JoinKind.RIGHT):
+        keys += right_keys
+    return tuple(dict.fromkeys(keys))
+
+
+@attrs.frozen(eq=False)
+class MultiJoin(PlanNode):
+    """FLIP-516: a left-deep chain of INNER/LEFT joins whose equi keys all reach one common
+    key, run as one operator that keeps its inputs' rows and no intermediate results.
+    ``joins[i]`` joins ``relations[i + 1]`` to everything before it; ``common_key[i]`` are
+    the common key's columns in ``relations[i]``. Built by the multi-join rule from
+    :class:`Join` nodes whose conditions are split."""
+
+    relations: tuple[PlanNode, ...]
+    joins: tuple[Join, ...]  # the original binary joins, bottom up (kind, keys, residual)
+    common_key: tuple[tuple[str, ...], ...]
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.relations) < 3 or len(self.joins) != len(self.relations) - 1:
+            raise ValidationError("internal: a MultiJoin joins 3 or more relations")
+        if any(j.kind not in (JoinKind.INNER, JoinKind.LEFT) for j in self.joins):
+            raise ValidationError("internal: a MultiJoin joins with INNER and LEFT only")
+        _set(self, "row_type", self.joins[-1].row_type)
+
+    @property
+    def inputs(self) -> tuple[PlanNode, ...]:
+        return self.relations
+
+    def with_inputs(self, inputs: tuple[PlanNode, ...]) -> PlanNode:
+        # Rebuild the binary chain on the new inputs, so the levels stay consistent.
+        joins: list[Join] = []
+        current = inputs[0]
+        for join, right in zip(self.joins, inputs[1:], strict=True):
+            current = attrs.evolve(join, left=current, right=right)
+            joins.append(current)
+        return MultiJoin(tuple(inputs), tuple(joins), self.common_key)
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        return self.joins[-1].unique_keys
 
 
 @attrs.frozen(eq=False)

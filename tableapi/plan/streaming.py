@@ -22,6 +22,7 @@ from tableapi.plan.nodes import (
     Filter,
     Join,
     JoinKind,
+    MultiJoin,
     PlanNode,
     Project,
     QueryHints,
@@ -33,7 +34,7 @@ from tableapi.plan.nodes import (
 from tableapi.types import TimeKind
 
 # Operators that run in streaming mode; the others need a bounded input today.
-_STREAMING_NODES = (Scan, Project, Filter, Join, TemporalJoin, Union, QueryHints)
+_STREAMING_NODES = (Scan, Project, Filter, Join, MultiJoin, TemporalJoin, Union, QueryHints)
 
 
 @attrs.frozen
@@ -72,6 +73,10 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
         if insert_only and node.kind in (JoinKind.INNER, JoinKind.SEMI):
             return ChangelogMode.INSERT_ONLY
         return ChangelogMode.ALL
+    if isinstance(node, MultiJoin):
+        inner = all(j.kind is JoinKind.INNER for j in node.joins)
+        insert_only = all(changelog_mode(r) is ChangelogMode.INSERT_ONLY for r in node.relations)
+        return ChangelogMode.INSERT_ONLY if inner and insert_only else ChangelogMode.ALL
     if isinstance(node, TemporalJoin):
         return changelog_mode(node.left)  # one output row per probe row, emitted once
     if isinstance(node, Union):
@@ -192,7 +197,7 @@ def check_streaming(plan: PlanNode) -> None:
                         "(changelog.op-column). Join it with a regular join, or read an "
                         "append-only table."
                     )
-        elif isinstance(node, Join):
+        elif isinstance(node, Join | MultiJoin):
             rowtime = [f.name for f in node.row_type if f.type.time_kind is TimeKind.ROWTIME]
             if rowtime:
                 raise ValidationError(

@@ -14,6 +14,7 @@ from tableapi.rules.joins import (
     push_single_side_predicates,
     split_join_conditions,
 )
+from tableapi.rules.multi_joins import merge_multi_joins
 
 
 @attrs.frozen(eq=False)
@@ -22,8 +23,10 @@ class OptimizedPlan:
     notes: tuple[str, ...] = ()
 
 
-def optimize(plan: PlanNode) -> OptimizedPlan:
-    """Apply the rules in order. Each rule is a pure function ``plan -> plan``."""
+def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> OptimizedPlan:
+    """Apply the rules in order. Each rule is a pure function ``plan -> plan``. With
+    ``multi_join_max_tables`` (streaming, ``table.optimizer.multi-join.enabled``), chains of
+    joins on a common key become MultiJoin nodes of at most that many inputs."""
     plan = expand_computed_columns(plan)
     plan = in_subquery_to_semi_join(plan)
     plan, notes = propagate_hints(plan)
@@ -31,4 +34,6 @@ def optimize(plan: PlanNode) -> OptimizedPlan:
     plan = split_join_conditions(plan)
     plan = push_single_side_predicates(plan)
     plan = classify_interval_joins(plan)
+    if multi_join_max_tables is not None:
+        plan = merge_multi_joins(plan, multi_join_max_tables)
     return OptimizedPlan(plan, tuple(notes))

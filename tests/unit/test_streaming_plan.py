@@ -414,3 +414,41 @@ def test_a_join_over_a_join_keeps_state_by_the_inner_joins_key(senv):
         .explain()
     )
     assert "leftInputSpec=[NoUniqueKey]" in text.split("LeftOuterJoin")[1]
+
+
+def test_multi_join_is_off_by_default_and_bounded_by_max_tables(senv):
+    a, b, c, d = (_table(senv, n, f"{n.lower()} BIGINT", op=None) for n in "ABCD")
+    chain = (
+        a.join(b, col("a") == col("b")).join(c, col("b") == col("c")).join(d, col("d") == col("a"))
+    )
+    assert "MultiJoin" not in chain.explain()
+    senv.config.set("table.optimizer.multi-join.enabled", "true")
+    text = chain.explain()
+    assert "MultiJoin(joinTypes=[INNER, INNER, INNER]" in text
+    assert "commonJoinKey=[(a), (b), (c), (d)]" in text
+    assert "changelogMode=[I]" in text  # inner joins of insert-only inputs
+    senv.config.set("table.optimizer.multi-join.max-tables", "3")
+    optimized = chain.explain().split("== Optimized Physical Plan ==")[1].lstrip()
+    assert optimized.startswith("Join(") and "MultiJoin(joinTypes=[INNER, INNER]" in optimized
+    senv.config.set("table.optimizer.multi-join.max-tables", "2")
+    with pytest.raises(ValidationError, match="max-tables must be a whole number of at least 3"):
+        chain.explain()
+
+
+def test_multi_join_takes_only_chains_on_one_common_key(senv):
+    senv.config.set("table.optimizer.multi-join.enabled", "true")
+    a = _table(senv, "A", "a BIGINT, x BIGINT", op=None)
+    b = _table(senv, "B", "b BIGINT", op=None)
+    c = _table(senv, "C", "c BIGINT", op=None)
+    # c joins on x, not on the a = b key: two binary joins.
+    other_key = a.join(b, col("a") == col("b")).join(c, col("x") == col("c"))
+    assert "MultiJoin" not in other_key.explain()
+    # Right and full joins (and semi/anti) are not multi-joined (FLIP-516's limits).
+    right = a.right_outer_join(b, col("a") == col("b")).join(c, col("b") == col("c"))
+    assert "MultiJoin" not in right.explain()
+    # In batch mode the chain stays binary: Spark's joins do the work.
+    batch = TableEnvironment.create(mode="batch")
+    batch.config.set("table.optimizer.multi-join.enabled", "true")
+    ba, bb, bc = (_table(batch, n, f"{n.lower()} BIGINT", op=None) for n in "ABC")
+    plan = ba.join(bb, col("a") == col("b")).join(bc, col("b") == col("c")).explain()
+    assert "MultiJoin" not in plan
