@@ -433,6 +433,10 @@ def test_multi_join_is_off_by_default_and_bounded_by_max_tables(senv):
     senv.config.set("table.optimizer.multi-join.max-tables", "2")
     with pytest.raises(ValidationError, match="max-tables must be a whole number of at least 3"):
         chain.explain()
+    # The operator keeps no state TTL: with one configured, the joins stay binary.
+    senv.config.set("table.optimizer.multi-join.max-tables", "3")
+    senv.config.set("table.exec.state.ttl", "1 h")
+    assert "MultiJoin" not in chain.explain()
 
 
 def test_multi_join_takes_only_chains_on_one_common_key(senv):
