@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from noop_run import run_to_noop as run
+
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.environment import HDFS_PROVIDER
 from tableapi.result import tableau
@@ -65,34 +67,6 @@ def register(env: TableEnvironment, root: Path) -> None:
             .option("format", "parquet")
             .build(),
         )
-
-
-def run(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
-    """Run ``df`` to the no-op sink in one availableNow batch; time and state size."""
-    used = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
-    start = time.perf_counter()
-    query = (
-        df.writeStream.format("noop")
-        .trigger(availableNow=True)
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    query.awaitTermination()
-    seconds = time.perf_counter() - start
-    progress = [p for p in query.recentProgress if (p.numInputRows or 0) > 0]
-    states = progress[-1].stateOperators if progress else []
-    rocks = "RocksDB" in used
-    size = sum(
-        int((s.customMetrics or {}).get("rocksdbSstFileSize", 0)) if rocks else s.memoryUsedBytes
-        for s in states
-    )
-    return {
-        "seconds": seconds,
-        "input": sum(p.numInputRows for p in progress),
-        "state_rows": sum(s.numRowsTotal or 0 for s in states),
-        "state_bytes": size,
-        "store": "RocksDB" if rocks else "HDFS",
-    }
 
 
 def main() -> int:

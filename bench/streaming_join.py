@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from noop_run import run_to_noop
+
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.environment import HDFS_PROVIDER, ROCKSDB_PROVIDER
 from tableapi.result import tableau
@@ -63,27 +65,10 @@ def register(env: TableEnvironment, root: Path) -> None:
 
 
 def run(spark: Any, df: Any, checkpoint: Path, provider: str | None) -> dict[str, Any]:
-    """Run ``df`` to the no-op sink in one availableNow batch; time and state size."""
+    """``run_to_noop`` on the given state store provider (None: as configured)."""
     if provider:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", provider)
-    used = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
-    start = time.perf_counter()
-    query = (
-        df.writeStream.format("noop")
-        .trigger(availableNow=True)
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    query.awaitTermination()
-    seconds = time.perf_counter() - start
-    progress = [p for p in query.recentProgress if (p.numInputRows or 0) > 0]
-    states = progress[-1].stateOperators if progress else []
-    return {
-        "seconds": seconds,
-        "input": sum(p.numInputRows for p in progress),
-        "state_rows": sum(s.numRowsTotal or 0 for s in states),
-        "store": "RocksDB" if "RocksDB" in used else "HDFS",
-    }
+    return run_to_noop(spark, df, checkpoint)
 
 
 def main() -> int:

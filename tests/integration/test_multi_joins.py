@@ -10,8 +10,8 @@ import pytest
 
 from tableapi import TableEnvironment, col
 from tests.integration.changelog_files import ChangelogTable
-from tests.integration.test_streaming_joins import _normal
-from tests.reference import as_bag, eq, nested_loop_join
+from tests.integration.test_streaming_joins import check_three_way
+from tests.reference import eq
 
 ORDERS = [("order_id", "BIGINT"), ("amount", "INT")]
 SHIPS = [("s_id", "BIGINT"), ("carrier", "STRING")]
@@ -63,22 +63,12 @@ def test_three_way_chain_matches_the_binary_joins_after_every_batch(
     assert "Join(joinType=" not in plan.split("== Optimized Physical Plan ==")[1]
     result = query.execute()
     try:
-        for o, s, p in SCRIPT:
-            orders.append(o)
-            ships.append(s)
-            pays.append(p)
-            result.process_all_available()
-            two = nested_loop_join(
-                orders.current(), ships.current(), kinds[0], lambda a, b: eq(a[0], b[0]), (2, 2)
-            )
-            want = nested_loop_join(
-                two,
-                pays.current(),
-                kinds[1],
-                lambda ab, c: eq(ab[2], c[0]) and ab[1] is not None and c[1] >= ab[1],
-                (4, 2),
-            )
-            got = as_bag(result.materialize().itertuples(index=False, name=None))
-            assert _normal(got) == _normal(as_bag(want)), "\n".join(map(repr, result.collect()))
+        check_three_way(
+            result,
+            (orders, ships, pays),
+            SCRIPT,
+            (kinds[0], lambda a, b: eq(a[0], b[0])),
+            (kinds[1], lambda ab, c: eq(ab[2], c[0]) and ab[1] is not None and c[1] >= ab[1]),
+        )
     finally:
         result.cancel()

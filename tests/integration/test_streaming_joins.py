@@ -37,6 +37,20 @@ def check(result, kind: str, orders: ChangelogTable, products: ChangelogTable, p
     )
 
 
+def check_three_way(result, tables, script, first, second) -> None:
+    """Append each step's changes to the three tables (Orders, Ships, Pays: two columns
+    each), then compare with ``(t0 first t1) second t2``; ``first``/``second`` are
+    ``(kind, predicate)`` pairs for the reference."""
+    for changes in script:
+        for table, change in zip(tables, changes, strict=True):
+            table.append(change)
+        result.process_all_available()
+        two = nested_loop_join(tables[0].current(), tables[1].current(), *first, (2, 2))
+        want = nested_loop_join(two, tables[2].current(), *second, (4, 2))
+        got = as_bag(result.materialize().itertuples(index=False, name=None))
+        assert _normal(got) == _normal(as_bag(want)), "\n".join(map(repr, result.collect()))
+
+
 def _normal(bag):
     """pandas turns NULLs of numeric columns into NaN: compare with None instead."""
     out = {}
@@ -419,8 +433,6 @@ def test_join_of_a_join_keeps_its_state_by_the_joins_unique_key(
         senv.from_path("Orders"), senv.from_path("Ships"), first, col("order_id") == col("s_id")
     ).left_outer_join(senv.from_path("Pays"), col("order_id") == col("p_id"))
     assert f"leftInputSpec=[{spec}], rightInputSpec=[JoinKeyContainsUniqueKey]" in (query.explain())
-    first_pred = lambda o, s: eq(o[0], s[0])  # noqa: E731
-    second_pred = lambda os, p: eq(os[0], p[0])  # noqa: E731
     script = [
         ([("+I", (1, 10)), ("+I", (2, 20)), ("+I", (3, 30))], [("+I", (1, "DHL"))], []),
         (
@@ -437,15 +449,13 @@ def test_join_of_a_join_keeps_its_state_by_the_joins_unique_key(
     ]
     result = query.execute()
     try:
-        for o, s, p in script:
-            orders.append(o)
-            ships.append(s)
-            pays.append(p)
-            result.process_all_available()
-            inner = nested_loop_join(orders.current(), ships.current(), first, first_pred, (2, 2))
-            want = nested_loop_join(inner, pays.current(), "left", second_pred, (4, 2))
-            got = as_bag(result.materialize().itertuples(index=False, name=None))
-            assert _normal(got) == _normal(as_bag(want)), "\n".join(map(repr, result.collect()))
+        check_three_way(
+            result,
+            (orders, ships, pays),
+            script,
+            (first, lambda o, s: eq(o[0], s[0])),
+            ("left", lambda os, p: eq(os[0], p[0])),
+        )
     finally:
         result.cancel()
 

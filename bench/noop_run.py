@@ -1,0 +1,38 @@
+"""Shared by the streaming benchmarks: run a stream to Spark's no-op sink, time it, and read
+the state it keeps from the query's progress."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+
+def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
+    """Run ``df`` to the no-op sink in one availableNow batch: seconds (query start to
+    termination), input rows, state rows (numRowsTotal over the stateful operators) and
+    state bytes (the SST files on RocksDB, memory on the HDFS-backed store)."""
+    used = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
+    start = time.perf_counter()
+    query = (
+        df.writeStream.format("noop")
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(checkpoint))
+        .start()
+    )
+    query.awaitTermination()
+    seconds = time.perf_counter() - start
+    progress = [p for p in query.recentProgress if (p.numInputRows or 0) > 0]
+    states = progress[-1].stateOperators if progress else []
+    rocks = "RocksDB" in used
+    size = sum(
+        int((s.customMetrics or {}).get("rocksdbSstFileSize", 0)) if rocks else s.memoryUsedBytes
+        for s in states
+    )
+    return {
+        "seconds": seconds,
+        "input": sum(p.numInputRows for p in progress),
+        "state_rows": sum(s.numRowsTotal or 0 for s in states),
+        "state_bytes": size,
+        "store": "RocksDB" if rocks else "HDFS",
+    }
