@@ -111,12 +111,11 @@ class TableEnvironment:
 
     @property
     def multi_join_max_tables(self) -> int | None:
-        """Streaming with ``table.optimizer.multi-join.enabled`` (and no
-        ``table.exec.state.ttl``): the most inputs one multi-way join takes
-        (``table.optimizer.multi-join.max-tables``, no limit by default); None otherwise."""
+        """Streaming with ``table.optimizer.multi-join.enabled``: the most inputs one
+        multi-way join takes (``table.optimizer.multi-join.max-tables``, no limit by
+        default); None otherwise."""
         enabled = _flag(self.config, "table.optimizer.multi-join.enabled", "false")
-        # The multi-way join operator keeps no state TTL yet: with one, joins stay binary.
-        if self.mode != "streaming" or not enabled or self.default_state_ttl_ms is not None:
+        if self.mode != "streaming" or not enabled:
             return None
         value = self.config.get("table.optimizer.multi-join.max-tables")
         if value is None:

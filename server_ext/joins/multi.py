@@ -1,12 +1,14 @@
 """The multi-way join operator (FLIP-516's StreamingMultiJoinOperator) for ``transformWithState``.
 
 A chain of INNER/LEFT joins on a common key keeps no intermediate results: its state is the
-rows of each input under the current key, one pickled ValueState per key (a multiset per
-input: row -> count). Each micro-batch of a key applies its changes in ``__seq`` order, then
-emits the difference between the key's join result before and after them: ``-D`` for rows
-that left the result, ``+I`` for rows that entered it. Recomputing a key's result costs the
-product of its inputs' rows under the key: one row each when the inputs have the common key
-as their primary key, the case the FLIP is for.
+rows of each input under the current key, one pickled ValueState per key (per input: row ->
+[count, time last written]). Each micro-batch of a key applies its changes in ``__seq``
+order, then emits the difference between the key's join result before and after them:
+``-D`` for rows that left the result, ``+I`` for rows that entered it. With a state TTL,
+rows not written for that long are dropped before the changes apply, silently, as Flink's
+state TTL does. Recomputing a key's result costs the product of its inputs' rows under the
+key: one row each when the inputs have the common key as their primary key, the case the
+FLIP is for.
 
 Example (what the client runs; see ``multi_spec.py``)::
 
@@ -48,7 +50,8 @@ class MultiJoinProcessor(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         spec = self.spec
         n = len(spec.inputs)
-        self._rows = handle.getValueState("rows", _BLOB)
+        # The whole key expires too once nothing was written for the TTL (Spark's own TTL).
+        self._rows = handle.getValueState("rows", _BLOB, spec.ttl_ms)
         # Input columns sit at the end of each row: __side, __kind, __seq, __in0 .. __in{n-1}.
         self._side_at, self._kind_at, self._seq_at = -n - 3, -n - 2, -n - 1
         self._by_seq = itemgetter(self._seq_at)
@@ -61,21 +64,24 @@ class MultiJoinProcessor(StatefulProcessor):
     def handleInputRows(
         self, key: Any, rows: Iterator[Row], timerValues: TimerValues
     ) -> Iterator[Row]:
-        n = len(self.spec.inputs)
+        n, ttl = len(self.spec.inputs), self.spec.ttl_ms
+        now = timerValues.getCurrentProcessingTimeInMs() if ttl is not None else 0
         stored = self._rows.get()
-        tables: list[Counter] = (
-            pickle.loads(stored[0]) if stored is not None else [Counter() for _ in range(n)]
-        )
+        tables: list[dict] = pickle.loads(stored[0]) if stored is not None else [{}] * n
+        tables = [dict(t) for t in tables]
+        if ttl is not None:
+            tables = [{r: e for r, e in t.items() if e[1] + ttl > now} for t in tables]
         before = self._result(tables)
         for row in sorted(rows, key=self._by_seq):
             side = row[self._side_at]
             record = self._convert[side](row[side - n])
             table = tables[side]
+            entry = table.get(record)
             if row[self._kind_at] in _ADDS:
-                table[record] += 1
-            elif table[record] > 1:
-                table[record] -= 1
-            else:  # a retraction of a row not in state (e.g. expired) changes nothing
+                table[record] = [entry[0] + 1 if entry else 1, now]
+            elif entry is not None and entry[0] > 1:
+                table[record] = [entry[0] - 1, now]
+            else:  # the last copy, or a row not in state (e.g. expired): nothing to keep
                 table.pop(record, None)
         after = self._result(tables)
         if any(tables):
@@ -87,15 +93,15 @@ class MultiJoinProcessor(StatefulProcessor):
         out += [make(INSERT, *r) for r in (after - before).elements()]
         return iter(out)
 
-    def _result(self, tables: list[Counter]) -> Counter:
+    def _result(self, tables: list[dict]) -> Counter:
         """The key's join result as a multiset of output tuples."""
-        joined: Counter = Counter(tables[0])
+        joined: Counter = Counter({r: e[0] for r, e in tables[0].items()})
         for i in range(1, len(tables)):
             matches, outer, nulls = self._matches[i - 1], self._outer[i - 1], self._nulls[i]
             step: Counter = Counter()
             for left, lcount in joined.items():
                 found = False
-                for right, rcount in tables[i].items():
+                for right, (rcount, _) in tables[i].items():
                     if matches is None or matches(left, right):
                         step[left + right] += lcount * rcount
                         found = True

@@ -5,7 +5,7 @@ equi keys all reach one common key runs as one operator. The client tags every i
 with its input's index, unions the inputs and runs::
 
     union.groupBy(*key_columns).transformWithState(
-        multi_join_processor(spec), output_schema, "Append", "None")
+        multi_join_processor(spec), output_schema, "Append", spec.time_mode)
 
 Input rows, columns in this order (names as in ``spec.py``, plus one struct per input):
 
@@ -43,8 +43,13 @@ class MultiJoinSpec:
     inputs: tuple[tuple[tuple[str, str], ...], ...]  # per input: its (name, Spark DDL) fields
     kinds: tuple[str, ...]  # kinds[i-1] joins input i: "inner" or "left"
     conditions: tuple[tuple, ...]  # conditions[i-1]: the condition tree of level i
+    # State retention (table.exec.state.ttl): a stored row expires this long after it was
+    # last written, without retracting what it joined (Flink's state TTL); None: never.
+    ttl_ms: int | None = None
 
     def __post_init__(self) -> None:
+        if self.ttl_ms is not None and self.ttl_ms <= 0:
+            raise ValueError(f"ttl_ms must be positive, got {self.ttl_ms}")
         n = len(self.inputs)
         if n < 2 or len(self.kinds) != n - 1 or len(self.conditions) != n - 1:
             raise ValueError(
@@ -60,6 +65,11 @@ class MultiJoinSpec:
 
     def output_struct_ddl(self) -> str:
         return output_struct_ddl(self.output_fields())
+
+    @property
+    def time_mode(self) -> str:
+        """``transformWithState``'s timeMode: the TTL needs the processing time."""
+        return "None" if self.ttl_ms is None else "ProcessingTime"
 
 
 def input_column(index: int) -> str:

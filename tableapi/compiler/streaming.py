@@ -99,7 +99,7 @@ def compile_stream(
             elif isinstance(n, Scan):
                 memo[id(n)] = _scan(n, spark, end_of_input)
             elif isinstance(n, MultiJoin):
-                memo[id(n)] = _multi_join(n, go, flags)
+                memo[id(n)] = _multi_join(n, go, options, flags)
             else:
                 memo[id(n)] = _COMPILERS[type(n)](n, go, spark)
         return memo[id(n)]
@@ -304,7 +304,9 @@ def _join(
     return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), seq)
 
 
-def _multi_join(node: MultiJoin, go: Go, flags: dict[str, bool]) -> DataFrame:
+def _multi_join(
+    node: MultiJoin, go: Go, options: StreamingOptions, flags: dict[str, bool]
+) -> DataFrame:
     """The server_ext multi-way join processor over every input, each tagged with its index
     and carried in its own struct column, grouped by the common key."""
     from server_ext.joins import multi_join_processor
@@ -319,7 +321,9 @@ def _multi_join(node: MultiJoin, go: Go, flags: dict[str, bool]) -> DataFrame:
             for j in node.joins
             if j.condition is not None
         ),
+        ttl_ms=options.default_ttl_ms,
     )
+    flags["processing_time"] = flags["processing_time"] or spec.time_mode == "ProcessingTime"
     key_types = [
         _common_type(
             [
@@ -351,7 +355,7 @@ def _multi_join(node: MultiJoin, go: Go, flags: dict[str, bool]) -> DataFrame:
         union = union.unionAll(tagged(i, child))
     key_names = [f"{wire.KEY_PREFIX}{i}" for i in range(len(key_types))]
     out = union.groupBy(*(F.col(k) for k in key_names)).transformWithState(
-        multi_join_processor(spec), _output_schema(node.row_type), "Append", "None"
+        multi_join_processor(spec), _output_schema(node.row_type), "Append", spec.time_mode
     )
     return out.select(*(ref(n) for n in node.row_type.names), ref(KIND), F.lit("").alias(SEQ))
 

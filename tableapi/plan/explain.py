@@ -189,6 +189,8 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
                 extra.append(f"{side}StateTtl=[{ttl} ms]")
     if isinstance(node, MultiJoin):
         extra.append("operator=[server_ext multi-way join processor]")
+        if options.default_ttl_ms is not None:
+            extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 

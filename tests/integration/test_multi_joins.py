@@ -40,13 +40,23 @@ SCRIPT = [
 ]
 
 
-@pytest.mark.parametrize("kinds", [("inner", "inner"), ("inner", "left"), ("left", "left")])
-@pytest.mark.parametrize("keys", ["primary keys", "no keys"])
+@pytest.mark.parametrize(
+    ("kinds", "keys"),
+    [
+        (kinds, keys)
+        for kinds in [("inner", "inner"), ("inner", "left"), ("left", "left")]
+        for keys in ["primary keys", "no keys"]
+    ]
+    # With a state TTL the operator runs on processing time (rows do not expire here).
+    + [(("inner", "left"), "primary keys, state TTL")],
+)
 def test_three_way_chain_matches_the_binary_joins_after_every_batch(
     senv: TableEnvironment, shared_dir: Path, kinds: tuple[str, str], keys: str
 ) -> None:
     senv.config.set("table.optimizer.multi-join.enabled", "true")
-    pk = keys == "primary keys"
+    if keys.endswith("state TTL"):
+        senv.config.set("table.exec.state.ttl", "1 h")
+    pk = keys.startswith("primary keys")
     orders = ChangelogTable(senv, shared_dir, "Orders", ORDERS, ("order_id",) if pk else ())
     ships = ChangelogTable(senv, shared_dir, "Ships", SHIPS, ("s_id",) if pk else ())
     pays = ChangelogTable(senv, shared_dir, "Pays", PAYS, ("p_id",) if pk else ())
@@ -60,6 +70,7 @@ def test_three_way_chain_matches_the_binary_joins_after_every_batch(
     plan = query.explain()
     assert "MultiJoin(joinTypes=[" + ", ".join(k.upper() for k in kinds) + "]" in plan
     assert "commonJoinKey=[(order_id), (s_id), (p_id)]" in plan
+    assert ("stateTtl=[3600000 ms]" in plan) is keys.endswith("state TTL")
     assert "Join(joinType=" not in plan.split("== Optimized Physical Plan ==")[1]
     result = query.execute()
     try:

@@ -433,10 +433,11 @@ def test_multi_join_is_off_by_default_and_bounded_by_max_tables(senv):
     senv.config.set("table.optimizer.multi-join.max-tables", "2")
     with pytest.raises(ValidationError, match="max-tables must be a whole number of at least 3"):
         chain.explain()
-    # The operator keeps no state TTL: with one configured, the joins stay binary.
+    # A state TTL applies to the multi-way join too; a STATE_TTL hint keeps joins binary.
     senv.config.set("table.optimizer.multi-join.max-tables", "3")
     senv.config.set("table.exec.state.ttl", "1 h")
-    assert "MultiJoin" not in chain.explain()
+    assert "MultiJoin(" in chain.explain()
+    assert "MultiJoin" not in chain.with_hint("STATE_TTL", A="1 h").explain()
 
 
 def test_multi_join_takes_only_chains_on_one_common_key(senv):

@@ -28,8 +28,10 @@ K2_EQ_K1 = ("call", "=", ("col", "l", 2), ("col", "r", 0))  # in2.k2 = in1.k1 (n
 A_NE_C = ("call", "<>", ("col", "l", 1), ("col", "r", 1))
 
 
-def spec(kinds: tuple[str, str], second: tuple = K2_EQ_K1) -> MultiJoinSpec:
-    return MultiJoinSpec(FIELDS, kinds, (K1_EQ_K0, second))
+def spec(
+    kinds: tuple[str, str], second: tuple = K2_EQ_K1, ttl_ms: int | None = None
+) -> MultiJoinSpec:
+    return MultiJoinSpec(FIELDS, kinds, (K1_EQ_K0, second), ttl_ms)
 
 
 class MultiHarness:
@@ -38,7 +40,7 @@ class MultiHarness:
     def __init__(self, spec: MultiJoinSpec) -> None:
         self.spec = spec
         self.processor = multi_join_processor(spec)
-        self.tester = TwsTester(self.processor, timeMode="None")
+        self.tester = TwsTester(self.processor, timeMode=spec.time_mode)
         self._seq = 0
 
     def process(self, *changes: tuple[int, str, tuple]) -> list[tuple]:
@@ -58,6 +60,9 @@ class MultiHarness:
             out += [fmt(r) for r in run_key(self.tester, self.processor, (key,), rows[::-1])]
         return out
 
+    def advance(self, now_ms: int) -> None:
+        assert self.tester.setProcessingTime(now_ms) == []  # no timers
+
     def state(self, key: Any) -> Any:
         value = self.tester.peekValueState("rows", key)
         return None if value is None else pickle.loads(value[0])
@@ -73,8 +78,8 @@ def test_inner_chain_joins_once_every_input_has_the_key() -> None:
         ("+I", 1, "a", 1, "B", 1, "c"),
     ]
     assert h.process((0, "-D", (1, "a"))) == [("-D", 1, "a", 1, "B", 1, "c")]
-    # The key's state holds the inputs' rows only: no intermediate join result.
-    assert [dict(t) for t in h.state(1)] == [{}, {(1, "B"): 1}, {(1, "c"): 1}]
+    # The key's state holds the inputs' rows only (count, time written): no join result.
+    assert h.state(1) == [{}, {(1, "B"): [1, 0]}, {(1, "c"): [1, 0]}]
 
 
 def test_left_chain_pads_and_retracts_the_padding() -> None:
@@ -113,11 +118,29 @@ def test_a_residual_term_on_the_second_level() -> None:
     assert out == [("+I", 1, "x", 1, "b", None, None)]  # a = c: no match, padded
 
 
+def test_state_ttl_drops_rows_silently_and_later_changes_do_not_see_them() -> None:
+    h = MultiHarness(spec(("inner", "left"), ttl_ms=1000))
+    h.advance(10_000)
+    assert h.process((0, "+I", (1, "a")), (1, "+I", (1, "b"))) == [
+        ("+I", 1, "a", 1, "b", None, None)
+    ]
+    h.advance(10_600)
+    h.process((1, "-U", (1, "b")), (1, "+U", (1, "B")))  # in1's row is written again at 10.6 s
+    h.advance(11_200)  # in0's row (written at 10.0 s) has expired, in1's has not
+    # The expired order retracts nothing (Flink's TTL is silent); the new payment finds no
+    # order to join.
+    assert h.process((2, "+I", (1, "c"))) == []
+    assert h.state(1) == [{}, {(1, "B"): [1, 10_600]}, {(1, "c"): [1, 11_200]}]
+    assert h.process((0, "+I", (1, "a2"))) == [("+I", 1, "a2", 1, "B", 1, "c")]
+
+
 def test_spec_refuses_other_kinds_and_wrong_arity() -> None:
     with pytest.raises(ValueError, match="kinds are"):
         MultiJoinSpec(FIELDS, ("inner", "full"), (K1_EQ_K0, K2_EQ_K1))
     with pytest.raises(ValueError, match="3 inputs need 2 join kinds"):
         MultiJoinSpec(FIELDS, ("inner",), (K1_EQ_K0,))
+    with pytest.raises(ValueError, match="ttl_ms must be positive"):
+        spec(("inner", "inner"), ttl_ms=0)
 
 
 def _apply(rows: list[tuple]) -> Counter:
