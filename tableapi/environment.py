@@ -436,8 +436,8 @@ class TableEnvironment:
             if checkpoints
             else f"{sink.path.rstrip('/')}/_checkpoint"
         )
-        query, end = self._start(compiled, writer.option("checkpointLocation", location))
-        return StreamingTableResult(query, None, physical, False, end)
+        query, cleanup = self._start(compiled, writer.option("checkpointLocation", location))
+        return StreamingTableResult(query, None, physical, False, cleanup)
 
 
 def _flag(config: TableConfig, key: str, default: str) -> bool:
