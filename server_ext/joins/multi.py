@@ -30,14 +30,12 @@ from pyspark.sql.streaming.stateful_processor import (
     StatefulProcessorHandle,
     TimerValues,
 )
-from pyspark.sql.types import BinaryType, StructField, StructType
 
 from server_ext.joins.condition import compile_condition
 from server_ext.joins.multi_spec import MultiJoinSpec
-from server_ext.joins.regular import record_converter
+from server_ext.joins.regular import PICKLED_STATE, record_converter
 from server_ext.joins.spec import DELETE, INSERT, KIND, UPDATE_AFTER
 
-_BLOB = StructType([StructField("v", BinaryType())])
 _ADDS = (INSERT, UPDATE_AFTER)
 
 
@@ -51,7 +49,7 @@ class MultiJoinProcessor(StatefulProcessor):
         spec = self.spec
         n = len(spec.inputs)
         # The whole key expires too once nothing was written for the TTL (Spark's own TTL).
-        self._rows = handle.getValueState("rows", _BLOB, spec.ttl_ms)
+        self._rows = handle.getValueState("rows", PICKLED_STATE, spec.ttl_ms)
         # Input columns sit at the end of each row: __side, __kind, __seq, __in0 .. __in{n-1}.
         self._side_at, self._kind_at, self._seq_at = -n - 3, -n - 2, -n - 1
         self._by_seq = itemgetter(self._seq_at)
@@ -67,8 +65,9 @@ class MultiJoinProcessor(StatefulProcessor):
         n, ttl = len(self.spec.inputs), self.spec.ttl_ms
         now = timerValues.getCurrentProcessingTimeInMs() if ttl is not None else 0
         stored = self._rows.get()
-        tables: list[dict] = pickle.loads(stored[0]) if stored is not None else [{}] * n
-        tables = [dict(t) for t in tables]
+        tables: list[dict] = (
+            pickle.loads(stored[0]) if stored is not None else [{} for _ in range(n)]
+        )
         if ttl is not None:
             tables = [{r: e for r, e in t.items() if e[1] + ttl > now} for t in tables]
         before = self._result(tables)

@@ -78,7 +78,8 @@ Record = tuple  # a stored row: a plain tuple of (hashable) field values
 Entry = list  # [row, count, associations, written_at_ms]
 Emit = Callable[[list, int, Record, Record], None]
 
-_BLOB = StructType([StructField("v", BinaryType())])
+# Every join processor keeps pickled Python objects in BINARY ValueStates of this schema.
+PICKLED_STATE = StructType([StructField("v", BinaryType())])
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _NESTED_TYPE = re.compile(r"\b(ARRAY|MAP|STRUCT|BINARY|VARBINARY)\b", re.IGNORECASE)
 
@@ -200,13 +201,13 @@ class StateStore:
     def __init__(self, handle: StatefulProcessorHandle, spec: JoinSpec) -> None:
         lttl, rttl = spec.left.ttl_ms, spec.right.ttl_ms
         if lttl == rttl:
-            self._both = handle.getValueState("rows", _BLOB, lttl)
+            self._both = handle.getValueState("rows", PICKLED_STATE, lttl)
             self._sides = None
         else:  # Spark's TTL is per state variable: one per side
             self._both = None
             self._sides = (
-                handle.getValueState("left_rows", _BLOB, lttl),
-                handle.getValueState("right_rows", _BLOB, rttl),
+                handle.getValueState("left_rows", PICKLED_STATE, lttl),
+                handle.getValueState("right_rows", PICKLED_STATE, rttl),
             )
         self._stored = [False, False]
 

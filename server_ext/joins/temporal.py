@@ -91,10 +91,9 @@ from pyspark.sql.streaming.stateful_processor import (
     StatefulProcessorHandle,
     TimerValues,
 )
-from pyspark.sql.types import BinaryType, StructField, StructType
 
 from server_ext.joins.condition import column_refs, compile_condition
-from server_ext.joins.regular import Record, record_converter
+from server_ext.joins.regular import PICKLED_STATE, Record, record_converter
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -111,7 +110,6 @@ from server_ext.joins.temporal_spec import LATE, TIME, TemporalSpec
 
 __all__ = ["TemporalJoinProcessor"]
 
-_BLOB = StructType([StructField("v", BinaryType())])
 _PICKLE = pickle.HIGHEST_PROTOCOL
 _time = itemgetter(0)
 _MISSING = object()
@@ -137,7 +135,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         self._to_right = record_converter(spec.right.fields)
         self._rnulls: Record = (None,) * len(spec.right.fields)
         self._make = Row(KIND, *(name for name, _ in spec.output_fields()))
-        self._state = handle.getValueState("versions" if self._event else "current", _BLOB)
+        self._state = handle.getValueState("versions" if self._event else "current", PICKLED_STATE)
         self._layout: Any = None  # the input rows' field names, and the positions below
         self._at: tuple[int, ...] = ()
 
