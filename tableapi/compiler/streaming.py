@@ -333,22 +333,11 @@ def _multi_join(
         ).spark_ddl
         for p in range(len(node.common_key[0]))
     ]
-    structs = [_struct_ddl(r.row_type) for r in node.relations]
+    structs = [(mw.input_column(i), _struct_ddl(r.row_type)) for i, r in enumerate(node.relations)]
 
     def tagged(index: int, child: PlanNode) -> DataFrame:
-        changelog = _has_kind(child)
-        own = F.struct(*(ref(n) for n in child.row_type.names))
-        rows = [
-            (own if i == index else F.lit(None).cast(ddl)).alias(mw.input_column(i))
-            for i, ddl in enumerate(structs)
-        ]
-        return go(child).select(
-            *_key_columns(list(node.common_key[index]), key_types),
-            F.lit(index).cast("tinyint").alias(wire.SIDE),
-            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
-            (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
-            *rows,
-        )
+        keys = _key_columns(list(node.common_key[index]), key_types)
+        return go(child).select(*keys, *_tag_columns(index, child, structs))
 
     union = tagged(0, node.relations[0])
     for i, child in enumerate(node.relations[1:], start=1):
@@ -447,14 +436,22 @@ def _side_columns(
     side: int, child: PlanNode, left_struct: str, right_struct: str
 ) -> list[SparkColumn]:
     """``__side``, ``__kind``, ``__seq`` and the row as ``__l`` or ``__r`` (the other null)."""
+    return _tag_columns(side, child, [(wire.LEFT_ROW, left_struct), (wire.RIGHT_ROW, right_struct)])
+
+
+def _tag_columns(index: int, child: PlanNode, structs: list[tuple[str, str]]) -> list[SparkColumn]:
+    """``__side`` (the input's index), ``__kind``, ``__seq``, then one struct column per
+    input (name, struct DDL): ``child``'s row in its own, nulls in the others."""
     changelog = _has_kind(child)
     own = F.struct(*(ref(n) for n in child.row_type.names))
     return [
-        F.lit(side).cast("tinyint").alias(wire.SIDE),
+        F.lit(index).cast("tinyint").alias(wire.SIDE),
         (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(wire.KIND),
         (ref(SEQ) if changelog else F.lit("")).alias(wire.SEQ),
-        (own if side == wire.LEFT else F.lit(None).cast(left_struct)).alias(wire.LEFT_ROW),
-        (own if side == wire.RIGHT else F.lit(None).cast(right_struct)).alias(wire.RIGHT_ROW),
+        *(
+            (own if i == index else F.lit(None).cast(ddl)).alias(name)
+            for i, (name, ddl) in enumerate(structs)
+        ),
     ]
 
 

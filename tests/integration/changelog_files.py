@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,16 @@ from tests.integration.files import _jsonable
 
 Change = tuple[str, tuple[Any, ...]]  # ("+I" | "-U" | "+U" | "-D", row)
 OPS = {"+I": "+I", "-U": "-U", "+U": "+U", "-D": "-D", "I": "+I", "UB": "-U", "UA": "+U", "D": "-D"}
+
+
+def fresh_root(env: TableEnvironment, shared_dir: Path, *names: str) -> Path:
+    """A new directory for one hypothesis example's tables, with ``names`` dropped from the
+    catalog (the examples of one test share its environment and ``shared_dir``)."""
+    root = Path(tempfile.mkdtemp(dir=shared_dir))
+    root.chmod(0o777)
+    for name in names:
+        env.drop_temporary_table(name)
+    return root
 
 
 class ChangelogTable:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, col
-from tests.integration.changelog_files import Change, ChangelogTable
+from tests.integration.changelog_files import Change, ChangelogTable, fresh_root
 from tests.reference import JOIN_METHODS, as_bag, eq, nested_loop_join
 
 KINDS = JOIN_METHODS
@@ -392,12 +392,7 @@ def scripts(draw) -> list[tuple[list[Change], list[Change]]]:
 def test_random_changelogs_match_reference(
     senv: TableEnvironment, shared_dir: Path, kind: str, script
 ) -> None:
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(dir=shared_dir))
-    root.chmod(0o777)
-    for name in ("Orders", "Product"):
-        senv.drop_temporary_table(name)
+    root = fresh_root(senv, shared_dir, "Orders", "Product")
     orders = ChangelogTable(senv, root, "Orders", ORDER_COLUMNS)
     products = ChangelogTable(senv, root, "Product", PRODUCT_COLUMNS)
     predicate, reference = CONDITIONS["equi+residual"]

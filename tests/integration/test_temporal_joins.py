@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tableapi import TableEnvironment, ValidationError, call, col
-from tests.integration.changelog_files import ChangelogTable
+from tests.integration.changelog_files import ChangelogTable, fresh_root
 from tests.reference import as_bag
 
 DAY = dt.datetime(2026, 11, 23)
@@ -185,12 +185,7 @@ def register_drawn(
 ) -> tuple[list[tuple], list[tuple]]:
     """Register drawn ``probes``/``versions`` (times in minutes) as fresh Orders and
     RatesHistory tables; their rows, with times."""
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(dir=shared_dir))
-    root.chmod(0o777)
-    for name in ("Orders", "RatesHistory"):
-        env.drop_temporary_table(name)
+    root = fresh_root(env, shared_dir, "Orders", "RatesHistory")
     minute = lambda m: DAY + dt.timedelta(minutes=m)  # noqa: E731
     o_rows = [(a, c, minute(m)) for a, c, m in orders]
     r_rows = [(c, v, minute(m)) for c, v, m in rates]
@@ -325,13 +320,8 @@ def streaming_script(draw):
 def test_random_streaming_event_time_temporal_joins(
     senv: TableEnvironment, shared_dir: Path, script
 ) -> None:
-    import tempfile
-
     first_orders, first_rates, later_orders, later_rates = script
-    root = Path(tempfile.mkdtemp(dir=shared_dir))
-    root.chmod(0o777)
-    for name in ("Orders", "RatesHistory"):
-        senv.drop_temporary_table(name)
+    root = fresh_root(senv, shared_dir, "Orders", "RatesHistory")
     orders, rates = register(senv, root, orders=first_orders, rates=first_rates)
     result = converted(senv, "left").execute()
     try:
