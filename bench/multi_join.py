@@ -30,8 +30,8 @@ from typing import Any
 
 from noop_run import run_to_noop as run
 
+from server_ext.conf import HDFS_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
-from tableapi.environment import HDFS_PROVIDER
 from tableapi.result import tableau
 
 TABLES = {  # name: columns (the first is the key)

@@ -27,8 +27,8 @@ from typing import Any
 
 from noop_run import run_to_noop
 
+from server_ext.conf import HDFS_PROVIDER, ROCKSDB_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
-from tableapi.environment import HDFS_PROVIDER, ROCKSDB_PROVIDER
 from tableapi.result import tableau
 
 

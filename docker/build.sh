@@ -100,13 +100,42 @@ build_wheels() {   # $1 = "all" or "project"
     echo "$SRC_HASH" >"$WHEELHOUSE/project.hash"
 }
 
+# The project wheel carries server_ext's JVM operator jar (setup.py runs javac against the
+# jars of the pyspark wheel in deps/). Required when a JDK is here; TABLEAPI_REQUIRE_JAR=0
+# builds an image without it (its server then runs the Python operators only).
+if [ -z "${TABLEAPI_REQUIRE_JAR:-}" ]; then
+    if command -v javac >/dev/null || [ -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
+        export TABLEAPI_REQUIRE_JAR=1
+    else
+        export TABLEAPI_REQUIRE_JAR=0
+        log "WARNING: no javac: the image gets no JVM operators (install openjdk-17-jdk-headless)"
+    fi
+fi
+spark_jars() {   # pyspark/jars of the pyspark wheel in deps/, extracted once per wheel
+    local whl dir="$BUILD_DIR/spark-jars"
+    whl="$(ls "$WHEELHOUSE"/deps/pyspark-*.whl | head -n 1)"
+    if [ "$(cat "$dir/.from" 2>/dev/null)" != "$(basename "$whl")" ]; then
+        rm -rf "$dir" && mkdir -p "$dir"
+        "$PYTHON" - "$whl" "$dir" <<'EOF2'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("pyspark/jars/")])
+EOF2
+        basename "$whl" >"$dir/.from"
+    fi
+    echo "$dir/pyspark/jars"
+}
+
 T0=$SECONDS
 if [ "$(cat "$WHEELHOUSE/deps.hash" 2>/dev/null)" != "$DEPS_HASH" ] \
         || ! ls "$WHEELHOUSE"/deps/pyspark-*.whl >/dev/null 2>&1; then
-    build_wheels all
+    # The dependency wheels first (pyspark's jars are needed to compile the operator jar),
+    # then the project wheel again, with the jar.
+    TABLEAPI_REQUIRE_JAR=0 build_wheels all
+    TABLEAPI_SPARK_JARS="$(spark_jars)" build_wheels project
 elif [ "$(cat "$WHEELHOUSE/project.hash" 2>/dev/null)" != "$SRC_HASH" ] \
         || ! ls "$WHEELHOUSE"/project/*.whl >/dev/null 2>&1; then
-    build_wheels project
+    TABLEAPI_SPARK_JARS="$(spark_jars)" build_wheels project
 else
     log "wheelhouse is up to date (deps $DEPS_HASH, sources $SRC_HASH)"
 fi

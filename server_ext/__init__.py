@@ -1,10 +1,13 @@
 """Server side of the product: runs inside a Spark Connect server.
 
-It holds the server launcher (``python -m server_ext serve``) and, as the product grows,
-the stateful join operators and lookup sources that the client references by import.
+It holds the server launcher (``python -m server_ext serve``), the stateful join operators
+(``joins/``) the client references by import, and the confs both sides agree on (``conf``).
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
 
-#: Spark conf the server sets to its ``server_ext`` version; the client checks it on connect.
-VERSION_CONF = "spark.tableapi.serverExt.version"
+try:
+    #: The package's version (from its metadata: pyproject.toml is the one place it is set).
+    __version__ = version("flink-tableapi-spark")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from server_ext.launcher import serve
+from server_ext.security import open_server_problem
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -22,7 +24,13 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument(
         "--token",
         default=os.environ.get("TABLEAPI_TOKEN"),
-        help="require this bearer token from clients",
+        help="require this bearer token from clients (compared in constant time; never logged)",
+    )
+    run.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        default=os.environ.get("TABLEAPI_ALLOW_UNAUTHENTICATED", "").lower() in ("1", "true"),
+        help="listen on a non-loopback address without a token (a trusted network only)",
     )
     run.add_argument(
         "--conf",
@@ -32,6 +40,10 @@ def main(argv: list[str] | None = None) -> None:
         help="extra Spark conf, repeatable",
     )
     args = parser.parse_args(argv)
+    problem = open_server_problem(args.host, args.token, args.allow_unauthenticated)
+    if problem:
+        print(f"python -m server_ext serve: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     extra = dict(item.split("=", 1) for item in args.conf)
     serve(host=args.host, port=args.port, master=args.master, token=args.token, extra=extra)
 

@@ -13,9 +13,9 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from server_ext import VERSION_CONF, __version__
+from server_ext import __version__
+from server_ext.conf import ROCKSDB_PROVIDER, STATE_STORE_PROVIDER, VERSION_CONF
 
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 
@@ -27,7 +27,7 @@ def server_conf(
         "spark.plugins": CONNECT_PLUGIN,
         "spark.connect.grpc.binding.address": host,
         "spark.connect.grpc.binding.port": str(port),
-        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        STATE_STORE_PROVIDER: ROCKSDB_PROVIDER,
         # Workers must import server_ext: run them on this very interpreter.
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
@@ -42,6 +42,27 @@ def server_conf(
         conf["spark.connect.authenticate.token"] = token
     conf.update(extra or {})
     return conf
+
+
+def with_jvm_operators(conf: Mapping[str, str]) -> dict[str, str]:
+    """``conf`` plus server_ext's JVM operator jar (``spark.jars``) and plugin; unchanged, with
+    one line naming the fix, when there is no jar and none can be built (the Python operators
+    then run). ``TABLEAPI_JVM_OPERATORS=off`` leaves them out on purpose."""
+    from server_ext.jvm import plugin_conf
+    from server_ext.jvm.build import JarUnavailable
+
+    if os.environ.get("TABLEAPI_JVM_OPERATORS", "on").lower() in ("off", "0", "false"):
+        print("server_ext: JVM operators off (TABLEAPI_JVM_OPERATORS=off)", flush=True)
+        return dict(conf)
+    try:
+        plugin = plugin_conf()
+    except JarUnavailable as e:
+        print(f"server_ext: JVM operators off, the Python ones run: {e}", flush=True)
+        return dict(conf)
+    out = dict(conf)
+    for key, value in plugin.items():  # appended to what the caller set
+        out[key] = f"{out[key]},{value}" if out.get(key) else value
+    return out
 
 
 def serve(
@@ -67,7 +88,7 @@ def serve(
     from pyspark.sql import SparkSession
 
     conf = SparkConf().setMaster(master).setAppName("tableapi-server")
-    conf.setAll(list(server_conf(host, port, token, extra).items()))
+    conf.setAll(list(with_jvm_operators(server_conf(host, port, token, extra)).items()))
     sc = SparkContext.getOrCreate(conf)
     sc.setLogLevel("WARN")
     SparkSession(sc)  # keeps the session (and the Connect plugin) alive

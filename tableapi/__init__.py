@@ -21,6 +21,7 @@ from tableapi.expressions import (
     concat,
     if_then_else,
     lit,
+    row,
     udf,
 )
 from tableapi.result import Row, RowKind, TableResult
@@ -52,5 +53,6 @@ __all__ = [
     "concat",
     "if_then_else",
     "lit",
+    "row",
     "udf",
 ]

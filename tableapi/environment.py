@@ -10,69 +10,35 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
 import itertools
 import re
 import threading
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.connect import functions as F
-
 from tableapi import session
-from tableapi.compiler import compile_plan
-from tableapi.compiler.end_of_input import EndOfInput
-from tableapi.compiler.streaming import CompiledStream, compile_stream
+from tableapi.config import TableConfig
 from tableapi.descriptor import TableDescriptor
-from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
+from tableapi.execution import Executor, Server, executor_for
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
-from tableapi.plan.explain import render
-from tableapi.plan.nodes import ElementsSource, FileSource, PlanNode, Scan, SparkSource
-from tableapi.plan.streaming import (
-    ChangelogMode,
-    StreamingOptions,
-    changelog_mode,
-    check_streaming,
-    needs_end_of_input,
-)
-from tableapi.result import StreamingTableResult, TableResult
+from tableapi.plan import ElementsSource, FileSource, PlanNode, Scan, SparkSource
+from tableapi.plan.changelog import StreamingOptions
+from tableapi.rules import OptimizedPlan, optimize
 from tableapi.schema import Schema
 from tableapi.table import Table, TemporalTableFunction
 from tableapi.types import DataType, Field, RowType, from_spark, type_of_value
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.connect.session import SparkSession
-    from pyspark.sql.connect.streaming.query import StreamingQuery
-    from pyspark.sql.connect.streaming.readwriter import DataStreamWriter
 
 MODES = ("batch", "streaming")
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 _embedded: session.EmbeddedServer | None = None
 _embedded_lock = threading.Lock()
 _anonymous = itertools.count()
-
-
-class TableConfig:
-    """Flink-style string options: ``env.config.set("table.exec.state.ttl", "1 h")``."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, str] = {}
-
-    def set(self, key: str, value: object) -> TableConfig:
-        self._values[key] = str(value)
-        return self
-
-    def get(self, key: str, default: str | None = None) -> str | None:
-        return self._values.get(key, default)
-
-    def to_dict(self) -> dict[str, str]:
-        return dict(self._values)
 
 
 class TableEnvironment:
@@ -86,51 +52,29 @@ class TableEnvironment:
         self._remote = remote
         self._master = master
         self._spark: SparkSession | None = None
+        self._url: str | None = None
         self._tables: dict[str, TableDescriptor | Table] = {}
         self._functions: dict[str, UserFunction] = {}
         self._temporal_functions: dict[str, TemporalTableFunction] = {}
+        server = Server(lambda: self.spark, lambda: session.redacted(self._url or "?"))
+        self._executor = executor_for(mode, server, self.config)
 
     @classmethod
     def create(
         cls, mode: str = "batch", remote: str | None = None, master: str = "local[2]"
     ) -> TableEnvironment:
         """A new environment. Without ``remote`` the first query starts an embedded server
-        (``python -m server_ext serve`` on a free port) shared by this process."""
+        (``python -m server_ext serve`` on a free port) shared by this process.
+
+        >>> TableEnvironment.create(mode="streaming").mode
+        'streaming'
+        """
         return cls(mode, remote, master)
 
     @property
     def remote(self) -> str | None:
         """The Spark Connect URL given to ``create()``; None: the embedded server."""
         return self._remote
-
-    @property
-    def default_state_ttl_ms(self) -> int | None:
-        """``table.exec.state.ttl`` in milliseconds; None (or 0) keeps join state forever."""
-        value = self.config.get("table.exec.state.ttl")
-        return (parse_duration_ms(value, "table.exec.state.ttl") or None) if value else None
-
-    @property
-    def multi_join_max_tables(self) -> int | None:
-        """Streaming with ``table.optimizer.multi-join.enabled``: the most inputs one
-        multi-way join takes (``table.optimizer.multi-join.max-tables``, no limit by
-        default); None otherwise."""
-        enabled = _flag(self.config, "table.optimizer.multi-join.enabled", "false")
-        if self.mode != "streaming" or not enabled:
-            return None
-        value = self.config.get("table.optimizer.multi-join.max-tables")
-        if value is None:
-            return 1 << 30
-        if not value.strip().isdigit() or int(value) < 3:
-            raise ValidationError(
-                f"table.optimizer.multi-join.max-tables must be a whole number of at least 3 "
-                f"(a multi-way join joins 3 or more tables), got {value!r}."
-            )
-        return int(value)
-
-    @property
-    def streaming_options(self) -> StreamingOptions:
-        native = _flag(self.config, "table.exec.join.spark-native.enabled", "true")
-        return StreamingOptions(self.default_state_ttl_ms, native)
 
     # -- connection ----------------------------------------------------------------------------
     @property
@@ -139,21 +83,38 @@ class TableEnvironment:
         if self._spark is None:
             url = self._remote or _embedded_server(self._master).url
             self._spark = session.connect(url)
+            self._url = url
         return self._spark
 
     def close(self) -> None:
+        """End the Spark Connect session (the embedded server stops when the process exits)."""
         if self._spark is not None:
-            self._spark.stop()
+            session.close(self._spark)
             self._spark = None
 
     # -- catalog ---------------------------------------------------------------------------------
     def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
-        """Register a table backed by files: ``env.create_temporary_table("Orders", d)``."""
+        """Register a table backed by a connector.
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_table("Orders", TableDescriptor.for_connector("filesystem")
+        ...     .schema(Schema.new_builder().column("id", "BIGINT").build())
+        ...     .option("path", "/data/orders").option("format", "json").build())
+        >>> env.list_tables()
+        ['Orders']
+        """
         if not isinstance(descriptor, TableDescriptor):
             raise ValidationError("create_temporary_table() needs a TableDescriptor (.build()).")
         self._register(path, descriptor)
 
     def create_temporary_view(self, path: str, table: Table) -> None:
+        """Register a table program under a name, for ``from_path``.
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_view("Rates", env.from_elements([(1, 2.0)], ["id", "rate"]))
+        >>> env.from_path("Rates").column_names
+        ('id', 'rate')
+        """
         self._register(path, table)
 
     def _register(self, path: str, obj: TableDescriptor | Table) -> None:
@@ -164,14 +125,32 @@ class TableEnvironment:
         self._tables[path] = obj
 
     def drop_temporary_table(self, path: str) -> bool:
+        """Forget a table or view; False when there was none.
+
+        >>> TableEnvironment.create().drop_temporary_table("Nope")
+        False
+        """
         return self._tables.pop(path, None) is not None
 
     drop_temporary_view = drop_temporary_table
 
     def list_tables(self) -> list[str]:
+        """The registered tables and views, sorted.
+
+        >>> TableEnvironment.create().list_tables()
+        []
+        """
         return sorted(self._tables)
 
     def from_path(self, path: str) -> Table:
+        """The table registered as ``path``.
+
+        >>> TableEnvironment.create().from_path("Orders")
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Table 'Orders' not found. Registered tables: []. \
+Register it with create_temporary_table().
+        """
         entry = self._tables.get(path)
         if entry is None:
             raise ValidationError(
@@ -190,6 +169,15 @@ class TableEnvironment:
         return Table(Scan(path, source, entry.table_schema), self)
 
     def descriptor(self, path: str) -> TableDescriptor:
+        """The descriptor of a table created with ``create_temporary_table``.
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_table("T", TableDescriptor.for_connector("filesystem")
+        ...     .schema(Schema.new_builder().column("id", "BIGINT").build())
+        ...     .option("path", "/data/t").option("format", "csv").build())
+        >>> env.descriptor("T").format
+        'csv'
+        """
         entry = self._tables.get(path)
         if not isinstance(entry, TableDescriptor):
             raise ValidationError(
@@ -203,7 +191,12 @@ class TableEnvironment:
         schema: Sequence[str] | str | RowType | Schema | None = None,
     ) -> Table:
         """A table from Python rows. ``schema`` is column names (types inferred), a DDL string
-        such as ``"id BIGINT, name STRING"``, or a Schema."""
+        such as ``"id BIGINT, name STRING"``, or a Schema.
+
+        >>> env = TableEnvironment.create()
+        >>> env.from_elements([(1, "Euro", 114)], ["id", "currency", "rate"]).row_type
+        RowType(id BIGINT, currency STRING, rate BIGINT)
+        """
         rows = tuple(tuple(r) for r in elements)
         row_type = _elements_row_type(rows, schema)
         for i, r in enumerate(rows):
@@ -217,7 +210,8 @@ class TableEnvironment:
         return Table(Scan(name, ElementsSource(rows), declared), self)
 
     def from_spark(self, dataframe: DataFrame, name: str | None = None) -> Table:
-        """Wrap a Spark Connect DataFrame as a table."""
+        """Wrap a Spark Connect DataFrame as a table (reads its schema from the server):
+        ``env.from_spark(env.spark.range(3))``."""
         row = RowType(
             tuple(
                 Field(f.name, from_spark(f.dataType).with_nullable(f.nullable))
@@ -230,7 +224,15 @@ class TableEnvironment:
         self, name: str, function: UserFunction | TemporalTableFunction
     ) -> None:
         """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``, or a
-        temporal table function for ``join_lateral``."""
+        temporal table function for ``join_lateral``.
+
+        >>> from tableapi import call, col, udf
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_function("twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> t = env.from_elements([(1,)], ["a"])
+        >>> t.select(call("twice", col("a")).alias("b")).row_type
+        RowType(b BIGINT)
+        """
         if isinstance(function, TemporalTableFunction):
             self._temporal_functions[name.lower()] = function
             return
@@ -243,8 +245,9 @@ class TableEnvironment:
 
     create_temporary_system_function = create_temporary_function
 
-    def _resolve(self, expr: Expression) -> Expression:
-        """Replace calls of registered functions by their definitions."""
+    # -- what a Table asks of its environment (table.TableContext) ---------------------------------
+    def resolve(self, expr: Expression) -> Expression:
+        """``expr`` with calls of registered functions replaced by their definitions."""
 
         def fix(e: Expression) -> Expression | None:
             if isinstance(e, UnresolvedCall):
@@ -260,203 +263,26 @@ class TableEnvironment:
 
         return expr.transform(fix)
 
-    # -- running ---------------------------------------------------------------------------------
-    def _compile(self, plan: PlanNode) -> DataFrame:
-        return compile_plan(plan, self.spark)
+    def temporal_function(self, name: str) -> TemporalTableFunction | None:
+        """The temporal table function registered as ``name`` (any case), or None."""
+        return self._temporal_functions.get(name.lower())
 
-    def _compile_table(self, table: Table) -> DataFrame:
-        plan = table.optimized().plan
-        if self.mode == "batch":
-            return self._compile(plan)
-        check_streaming(plan)
-        compiled = compile_stream(plan, self.spark, self.streaming_options)
-        self._configure_for(compiled)
-        return compiled.dataframe
+    def temporal_function_names(self) -> list[str]:
+        return sorted(self._temporal_functions)
 
-    def _execute(self, plan: PlanNode) -> DataFrame:
-        """The batch DataFrame of an optimized plan."""
-        if self.mode == "streaming":
-            raise ValidationError("internal: a streaming plan went to the batch compiler")
-        return self._compile(plan)
+    def optimize(self, plan: PlanNode) -> OptimizedPlan:
+        """The rules applied to ``plan`` with this environment's options."""
+        max_tables = self.config.multi_join_max_tables(streaming=self.mode == "streaming")
+        return optimize(plan, max_tables)
 
-    def _run(self, table: Table) -> TableResult:
-        """``Table.execute()``: a finished batch result, or a running streaming query."""
-        plan = table.optimized().plan
-        if self.mode == "batch":
-            return TableResult(self._execute(plan), table.row_type)
-        check_streaming(plan)
-        with self._end_of_input(plan) as end:
-            compiled = compile_stream(plan, self.spark, self.streaming_options, end)
-            return self._run_stream(compiled, table.row_type)
+    def streaming_options(self) -> StreamingOptions | None:
+        """What streaming planning reads from the options; None in batch mode."""
+        return self.config.streaming_options() if self.mode == "streaming" else None
 
-    def _run_stream(self, compiled: CompiledStream, row_type: RowType) -> StreamingTableResult:
-        has_kind = compiled.mode is ChangelogMode.ALL
-        name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
-        checkpoints = self.config.get("execution.checkpointing.dir")
-        spark = self.spark
-        if checkpoints:
-            # Spark's memory sink cannot resume from a checkpoint: a checkpointed job writes
-            # its changelog as Parquet beside the checkpoint, and a restarted job appends to it.
-            base = f"{checkpoints.rstrip('/')}/{self.config.get('pipeline.name') or name}"
-            changelog = f"{base}/changelog"
-            writer = (
-                compiled.dataframe.writeStream.format("parquet")
-                .option("path", changelog)
-                .option("checkpointLocation", f"{base}/checkpoint")
-            )
-
-            schema = compiled.dataframe.schema  # no data files yet: nothing to infer from
-
-            def output() -> DataFrame:
-                # Files are written batch after batch: their times give the changelog's order.
-                df = spark.read.schema(schema).parquet(changelog)
-                order = F.col("_metadata.file_modification_time")
-                return df.orderBy(order, F.col("_metadata.file_name")).select(*df.columns)
-
-        else:
-            writer = compiled.dataframe.writeStream.format("memory").queryName(name)
-
-            def output() -> DataFrame:
-                return spark.table(name)
-
-        query, cleanup = self._start(compiled, writer)
-        return StreamingTableResult(query, output, row_type, has_kind, cleanup)
-
-    @contextlib.contextmanager
-    def _end_of_input(self, plan: PlanNode) -> Iterator[EndOfInput | None]:
-        """The end-of-input table of a query reading bounded tables with watermarks (see
-        ``compiler/end_of_input.py``), created before compiling (the compiler analyzes plans
-        that read it); dropped if the query does not start."""
-        end = EndOfInput.new() if needs_end_of_input(plan) else None
-        if end:
-            end.create(self.spark)
-        try:
-            yield end
-        except BaseException:
-            if end:
-                end.drop(self.spark)
-            raise
-
-    def _start(
-        self, compiled: CompiledStream, writer: DataStreamWriter
-    ) -> tuple[StreamingQuery, Callable[[], None] | None]:
-        """Start a streaming query. With only bounded inputs it runs to their end (event time
-        then moves to +infinity) and stops; with some, their end is signalled once they are
-        read. Returns the query and what to clean up when it is cancelled (if anything)."""
-        spark = self.spark
-        end = compiled.end_of_input
-        if compiled.trigger_ms:
-            writer = writer.trigger(processingTime=f"{compiled.trigger_ms} milliseconds")
-        self._configure_for(compiled)
-        query = None
-        try:
-            query = writer.outputMode("append").start()
-            if compiled.bounded or end:
-                # Spark reads every file present in the first micro-batch: once it is done,
-                # the bounded inputs are read.
-                query.processAllAvailable()
-            if end:
-                end.signal(spark)
-                if compiled.bounded:
-                    query.processAllAvailable()
-                if compiled.bounded and compiled.processing_time:
-                    # No-data micro-batches are off (ProcessingTime queries): a second signal
-                    # runs the batch that sees the watermark at +infinity.
-                    end.signal(spark)
-                    query.processAllAvailable()
-            if compiled.bounded:
-                query.stop()
-        except BaseException:
-            if query is not None:
-                query.stop()
-            raise
-        if end and compiled.bounded:
-            end.drop(spark)
-            return query, None
-        return query, (lambda: end.drop(spark)) if end else None
-
-    def _configure_for(self, compiled: CompiledStream) -> None:
-        """Session settings the next streaming query needs (they apply at its start)."""
-        # The state store is chosen per query: server_ext's processors need RocksDB; Spark's
-        # native joins are faster on the default HDFS-backed store (DESIGN.md).
-        provider = ROCKSDB_PROVIDER if compiled.uses_operator else HDFS_PROVIDER
-        self.spark.conf.set("spark.sql.streaming.stateStore.providerClass", provider)
-        if compiled.processing_time:
-            # Otherwise processAllAvailable() never returns with timeMode ProcessingTime.
-            self.spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-
-    def _insert(self, table: Table, path: str, overwrite: bool) -> TableResult:
-        sink = self.descriptor(path)
-        physical = sink.table_schema.physical_row_type
-        source = table.row_type
-        if len(source) != len(physical):
-            raise ValidationError(
-                f"Cannot insert [{', '.join(source.names)}] into {path!r}: the sink's physical "
-                f"columns are [{', '.join(physical.names)}] (computed columns are not "
-                "written). Select exactly those, in that order."
-            )
-        from tableapi.expressions import Column
-
-        projected = table.select(
-            *(
-                Column(s.name).cast(p.type.plain()).alias(p.name)
-                for s, p in zip(source, physical, strict=True)
-            )
-        )
-        plan = projected.optimized().plan
-        if self.mode == "batch":
-            df = self._execute(plan)
-            mode = "overwrite" if overwrite else "append"
-            df.write.format(sink.format).mode(mode).save(sink.path)
-            return TableResult(None, physical)
-        check_streaming(plan)
-        if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY:
-            raise ValidationError(
-                f"Table sink '{path}' doesn't support consuming update and delete changes "
-                f"which are produced by {_first_updating_node(plan)}. The filesystem sink is "
-                "append-only: insert an insert-only query (e.g. an inner join of insert-only "
-                "tables), or use execute() to see the changelog."
-            )
-        if overwrite:
-            raise ValidationError("overwrite=True is for batch mode; a streaming insert appends.")
-        with self._end_of_input(plan) as end:
-            compiled = compile_stream(plan, self.spark, self.streaming_options, end)
-            return self._insert_stream(compiled, sink, path, physical)
-
-    def _insert_stream(
-        self, compiled: CompiledStream, sink: TableDescriptor, path: str, physical: RowType
-    ) -> StreamingTableResult:
-        writer = compiled.dataframe.writeStream.format(sink.format).option("path", sink.path)
-        checkpoints = self.config.get("execution.checkpointing.dir")
-        job = self.config.get("pipeline.name") or f"insert-into-{path}"
-        # A file sink needs a checkpoint; by default it sits beside the data ('_' names are
-        # not read as data).
-        location = (
-            f"{checkpoints.rstrip('/')}/{job}"
-            if checkpoints
-            else f"{sink.path.rstrip('/')}/_checkpoint"
-        )
-        query, cleanup = self._start(compiled, writer.option("checkpointLocation", location))
-        return StreamingTableResult(query, None, physical, False, cleanup)
-
-
-def _flag(config: TableConfig, key: str, default: str) -> bool:
-    """A true/false option; anything else is an error naming the option."""
-    value = (config.get(key) or default).strip().lower()
-    if value not in ("true", "false"):
-        raise ValidationError(f"{key} must be true or false, got {config.get(key)!r}.")
-    return value == "true"
-
-
-def _first_updating_node(plan: PlanNode) -> str:
-    """The lowest node that turns insert-only inputs into updates (for error messages)."""
-    for node in reversed(list(plan.walk())):
-        inputs_insert_only = all(
-            changelog_mode(i) is ChangelogMode.INSERT_ONLY for i in node.inputs
-        )
-        if changelog_mode(node) is ChangelogMode.ALL and inputs_insert_only:
-            return render(node, optimized=True).splitlines()[0]
-    return "its input"
+    @property
+    def executor(self) -> Executor:
+        """Runs this environment's optimized plans (batch or streaming, by its mode)."""
+        return self._executor
 
 
 def _embedded_server(master: str) -> session.EmbeddedServer:

@@ -156,9 +156,10 @@ class Expression:
         return Call("not_between", (self, _expr(lower), _expr(upper)))
 
     def in_(self, *values: object) -> Expression:
-        """Membership in literal values, or in a one-column table: ``col("id").in_(t)``."""
+        """Membership in literal values, or in a one-column table: ``col("id").in_(t)``
+        (a semi join; ``~col("id").in_(t)`` is NOT IN, Flink's null-aware anti join)."""
         if len(values) == 1 and hasattr(values[0], "_plan"):
-            return InTable(self, values[0]._plan)  # type: ignore[attr-defined]
+            return InTable(self, values[0]._plan)
         if not values:
             raise ValidationError("in_() needs at least one value or a table.")
         return Call("in", (self, *(_expr(v) for v in values)))
@@ -548,11 +549,40 @@ class UnresolvedCall(Expression):
 
 
 @attrs.frozen(eq=False, repr=False)
+class RowConstructor(Expression):
+    """``row(a, b)``: several values compared as one, on the left of ``in_(table)``
+    (``(a, b) IN (SELECT x, y FROM t)``)."""
+
+    fields: tuple[Expression, ...]
+
+    def children(self) -> tuple[Expression, ...]:
+        return self.fields
+
+    def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        return RowConstructor(children)
+
+    def type_in(self, row: RowType) -> DataType:
+        raise ValidationError(
+            f"{self} is supported only on the left of in_(table), e.g. "
+            "where(row(col('a'), col('b')).in_(other.select(col('x'), col('y'))))."
+        )
+
+    def __str__(self) -> str:
+        return f"ROW({', '.join(map(str, self.fields))})"
+
+
+@attrs.frozen(eq=False, repr=False)
 class InTable(Expression):
-    """``expr IN (SELECT c FROM table)``: becomes a semi join when the plan is built."""
+    """``expr IN (SELECT c FROM table)`` (or ``row(a, b) IN (SELECT x, y ...)``): becomes a
+    semi join when the plan is built; under NOT, Flink's null-aware anti join."""
 
     expr: Expression
-    query: Any  # a logical plan node of a one-column table
+    query: Any  # a logical plan node with one column per compared value
+
+    @property
+    def values(self) -> tuple[Expression, ...]:
+        """The compared values, one per column of the table."""
+        return self.expr.fields if isinstance(self.expr, RowConstructor) else (self.expr,)
 
     def children(self) -> tuple[Expression, ...]:
         return (self.expr,)
@@ -561,14 +591,21 @@ class InTable(Expression):
         return InTable(children[0], self.query)
 
     def type_in(self, row: RowType) -> DataType:
-        t = self.expr.type_in(row)
         fields = self.query.row_type.fields
-        if len(fields) != 1:
+        values = self.values
+        names = ", ".join(f.name for f in fields)
+        if len(values) == 1 and len(fields) != 1:
             raise ValidationError(
-                f"in_(table) needs a table with exactly one column; it has "
-                f"[{', '.join(f.name for f in fields)}]. select() the column first."
+                f"in_(table) needs a table with exactly one column; it has [{names}]. "
+                "select() the column first (or compare several with row(...).in_(table))."
             )
-        functions.lookup("in").result_type([t, fields[0].type])  # comparable types
+        if len(fields) != len(values):
+            raise ValidationError(
+                f"{self.expr}.in_(table) compares {len(values)} values, but the table has "
+                f"{len(fields)} column(s) [{names}]: select() one column per value."
+            )
+        for value, field in zip(values, fields, strict=True):
+            functions.lookup("in").result_type([value.type_in(row), field.type])  # comparable
         return BOOLEAN
 
     def key(self) -> tuple[Any, ...]:
@@ -611,6 +648,13 @@ def if_then_else(condition: object, if_true: object, if_false: object) -> Expres
 
 def coalesce(*args: object) -> Expression:
     return Call("coalesce", tuple(_expr(a) for a in args))
+
+
+def row(*fields: object) -> Expression:
+    """Several values as one row, for multi-column IN: ``row(col("a"), col("b")).in_(t)``."""
+    if len(fields) < 2:
+        raise ValidationError("row() needs at least two values; for one, use col(...).in_(t).")
+    return RowConstructor(tuple(_expr(f) for f in fields))
 
 
 def concat(*args: object) -> Expression:
@@ -657,6 +701,15 @@ def conjuncts(e: Expression) -> list[Expression]:
     if isinstance(e, Call) and e.name == "and":
         return [x for a in e.args for x in conjuncts(a)]
     return [e]
+
+
+def in_table_term(e: Expression) -> tuple[InTable, bool] | None:
+    """``x IN t`` -> (the IN, False); ``NOT (x IN t)`` -> (the IN, True); else None."""
+    if isinstance(e, InTable):
+        return e, False
+    if isinstance(e, Call) and e.name == "not" and isinstance(e.args[0], InTable):
+        return e.args[0], True
+    return None
 
 
 def strip_alias(e: Expression) -> Expression:

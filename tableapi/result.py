@@ -8,15 +8,17 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql import DataFrame
 
 from server_ext.joins.temporal_spec import LATE_ROWS_METRIC
 from tableapi.types import RowType
@@ -108,9 +110,14 @@ class TableResult:
         frame = result.materialize()
     """
 
-    def __init__(self, dataframe: DataFrame | None, row_type: RowType) -> None:
+    def __init__(
+        self, dataframe: DataFrame | None, row_type: RowType, guard: Guard | None = None
+    ) -> None:
+        """``guard(doing)`` wraps each call to the server: it turns the failure of a server
+        that went away into an error naming the server and how to resume."""
         self._df = dataframe
         self.row_type = row_type
+        self._guard: Guard = guard or _unguarded
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -121,7 +128,9 @@ class TableResult:
         if self._df is None:
             return []
         names = self.row_type.names
-        return [Row.of(RowKind.INSERT, names, tuple(r)) for r in self._df.collect()]
+        with self._guard("collecting the result"):
+            rows = self._df.collect()
+        return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
 
     def print(self) -> None:
         """Print the rows as a table, as Flink's ``TableResult.print()`` does in batch mode."""
@@ -133,7 +142,8 @@ class TableResult:
 
         if self._df is None:
             return pd.DataFrame(columns=list(self.row_type.names))
-        return self._df.toPandas()
+        with self._guard("collecting the result"):
+            return self._df.toPandas()
 
     to_pandas = materialize
 
@@ -142,6 +152,13 @@ class TableResult:
 
     def cancel(self) -> None:
         """Nothing to stop: a batch job has finished when execute() returns."""
+
+
+Guard = Callable[[str], AbstractContextManager[None]]
+
+
+def _unguarded(doing: str) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
 
 
 def apply_changelog(rows: Sequence[Row]) -> list[tuple[Any, ...]]:
@@ -183,10 +200,11 @@ class StreamingTableResult(TableResult):
         row_type: RowType,
         has_kind: bool,
         on_cancel: Callable[[], None] | None = None,
+        guard: Guard | None = None,
     ) -> None:
         """``output`` gives the changelog emitted so far (None: the query writes a sink);
         ``on_cancel`` cleans up after the query (once)."""
-        super().__init__(None, row_type)
+        super().__init__(None, row_type, guard)
         self.query = query
         self._output = output
         self._has_kind = has_kind
@@ -195,13 +213,15 @@ class StreamingTableResult(TableResult):
     @property
     def finished(self) -> bool:
         """The query has stopped: it read its bounded inputs to the end, or was cancelled."""
-        return not self.query.isActive
+        with self._guard("asking whether the query runs"):
+            return not self.query.isActive
 
     def process_all_available(self) -> StreamingTableResult:
         """Block until the query has processed everything its sources hold now (returns at
         once when it has finished)."""
-        if not self.finished:
-            self.query.processAllAvailable()
+        with self._guard("processing the available input"):
+            if not self.finished:
+                self.query.processAllAvailable()
         return self
 
     def collect(self) -> list[Row]:
@@ -209,7 +229,8 @@ class StreamingTableResult(TableResult):
         if self._output is None:
             return []
         names = self.row_type.names
-        rows = self._output().collect()
+        with self._guard("collecting the changelog"):
+            rows = self._output().collect()
         if not self._has_kind:
             return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
         return [Row.of(RowKind(r[-1]), names, tuple(r)[:-1]) for r in rows]
@@ -230,14 +251,16 @@ class StreamingTableResult(TableResult):
 
     def wait(self, timeout_s: float | None = None) -> None:
         """Block until the query stops (or ``timeout_s`` passes)."""
-        if timeout_s is None:
-            self.query.awaitTermination()
-        else:
-            self.query.awaitTermination(timeout_s)
+        with self._guard("waiting for the query"):
+            if timeout_s is None:
+                self.query.awaitTermination()
+            else:
+                self.query.awaitTermination(timeout_s)
 
     def cancel(self) -> None:
         """Stop the query (its checkpoint, if configured, lets a new one resume)."""
-        self.query.stop()
+        with self._guard("stopping the query"):
+            self.query.stop()
         if self._on_cancel is not None:
             cleanup, self._on_cancel = self._on_cancel, None
             cleanup()
@@ -246,7 +269,9 @@ class StreamingTableResult(TableResult):
         """Probe rows that temporal joins dropped because they came behind the watermark
         (over the query's recent micro-batches)."""
         total = 0
-        for progress in self.query.recentProgress:
+        with self._guard("reading the query's progress"):
+            progresses = self.query.recentProgress
+        for progress in progresses:
             metrics = getattr(progress, "observedMetrics", None) or {}
             # Rows the processor saw late, and rows Spark dropped before it (same watermark).
             total += int(observed_metric(metrics.get(LATE_ROWS_METRIC), "late_rows") or 0)

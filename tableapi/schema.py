@@ -149,7 +149,7 @@ class SchemaBuilder:
     """Collects columns in order; :meth:`build` validates everything at once."""
 
     def __init__(self) -> None:
-        self._columns: list[tuple[str, str | DataType | None, Expression | None]] = []
+        self._columns: list[tuple[str, DataType | None, Expression | None]] = []
         self._watermark: tuple[str, Expression] | None = None
         self._primary_key: tuple[str, ...] = ()
 
@@ -184,7 +184,7 @@ class SchemaBuilder:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValidationError(f"Schema declares column(s) {dupes} more than once.")
-        physical = RowType(tuple(Field(n, t) for n, t, e in self._columns if e is None))
+        physical = RowType(tuple(Field(n, t) for n, t, _ in self._columns if t is not None))
         columns: list[PhysicalColumn | ComputedColumn] = []
         for name, data_type, expr in self._columns:
             if expr is None:

@@ -7,7 +7,9 @@ interpreter on a free port, so ``server_ext`` is importable by its workers.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -16,12 +18,19 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+from server_ext import __version__ as CLIENT_VERSION
+from server_ext.conf import VERSION_CONF
 from tableapi.errors import ServerError
 
-CLIENT_VERSION = "0.1.0"
-VERSION_CONF = "spark.tableapi.serverExt.version"
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
+
+__all__ = ["CLIENT_VERSION", "VERSION_CONF", "EmbeddedServer", "connect", "free_port"]
 _READY_LINE = "listening on "
 _START_TIMEOUT_S = 180.0
 
@@ -42,17 +51,24 @@ class EmbeddedServer:
         server.stop()
     """
 
-    def __init__(self, process: subprocess.Popen[str], port: int, warehouse: str) -> None:
+    def __init__(
+        self, process: subprocess.Popen[str], port: int, warehouse: str, token: str | None = None
+    ) -> None:
         self.process = process
         self.port = port
         self.warehouse = warehouse
-        self.url = f"sc://localhost:{port}"
+        self.url = f"sc://localhost:{port}" + (f"/;token={token}" if token else "")
         self._log: deque[str] = deque(maxlen=200)
 
     @classmethod
     def start(
-        cls, master: str = "local[2]", port: int | None = None, conf: dict[str, str] | None = None
+        cls,
+        master: str = "local[2]",
+        port: int | None = None,
+        conf: dict[str, str] | None = None,
+        token: str | None = None,
     ) -> EmbeddedServer:
+        """Start the server (on loopback); with ``token`` clients must present it."""
         port = port or free_port()
         cmd = [sys.executable, "-m", "server_ext", "serve", "--port", str(port), "--master", master]
         # Managed tables (the end-of-input tables of streaming queries) go to a private
@@ -66,7 +82,10 @@ class EmbeddedServer:
             k: v
             for k, v in os.environ.items()
             if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE")
+            and k != "TABLEAPI_TOKEN"
         }
+        if token:
+            env["TABLEAPI_TOKEN"] = token  # not on the command line, where ps would show it
         process = subprocess.Popen(
             cmd,
             stdout=subprocess.PIPE,
@@ -75,7 +94,7 @@ class EmbeddedServer:
             env=env,
             start_new_session=True,
         )
-        server = cls(process, port, conf["spark.sql.warehouse.dir"])
+        server = cls(process, port, conf["spark.sql.warehouse.dir"], token)
         ready = threading.Event()
         threading.Thread(target=server._pump, args=(ready,), daemon=True).start()
         atexit.register(server.stop)
@@ -110,32 +129,134 @@ class EmbeddedServer:
         shutil.rmtree(self.warehouse, ignore_errors=True)
 
 
-def connect(url: str):  # type: ignore[no-untyped-def]
-    """A Spark Connect session to ``url``, checked for a matching ``server_ext``."""
+#: How long a call keeps retrying a server that does not answer (pyspark's default is more
+#: than ten minutes): backoffs of 0.25, 0.5, 1, 2 and 4 s, then the call fails.
+RETRIES, FIRST_BACKOFF_MS, MAX_BACKOFF_MS = 5, 250, 4000
+#: The server each session of ours talks to (host, port).
+_endpoints: weakref.WeakKeyDictionary[SparkSession, tuple[str, int]] = weakref.WeakKeyDictionary()
+
+
+def connect(url: str) -> SparkSession:
+    """A Spark Connect session to ``url``, checked for a matching ``server_ext``. Its calls
+    give up on a server that does not answer within seconds (:data:`RETRIES` backoffs from
+    :data:`FIRST_BACKOFF_MS`, doubling), and it
+    does not hold up the interpreter's exit once its server is gone."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
     from pyspark.sql.connect.session import SparkSession
 
+    shown = redacted(url)
+    host, port = _host_port(url)
     try:
         # The Connect client retries an absent server for minutes: fail fast instead.
-        socket.create_connection(_host_port(url), timeout=10).close()
+        socket.create_connection((host, port), timeout=10).close()
         spark = SparkSession.builder.remote(url).create()
+        spark.client.set_retry_policies(
+            [
+                DefaultPolicy(
+                    max_retries=RETRIES,
+                    initial_backoff=FIRST_BACKOFF_MS,
+                    backoff_multiplier=2.0,
+                    max_backoff=MAX_BACKOFF_MS,
+                )
+            ]
+        )
+        _endpoints[spark] = (host, port)
+        _close_at_exit_if_gone(spark, host, port)
         marker = spark.conf.get(VERSION_CONF, None)
     except Exception as e:
         if isinstance(e, ServerError):
             raise
-        raise ServerError(
-            f"Cannot reach a Spark Connect server at {url}: {str(e).splitlines()[0]}\n"
-            "Start one with: python -m server_ext serve --port 15002\n"
-            "or in Docker: docker run -p 127.0.0.1:15002:15002 tableapi-server:latest"
-        ) from None
+        raise ServerError(_connect_problem(shown, e)) from None
     try:
-        check_server_version(url, marker)
+        check_server_version(shown, marker)
     except ServerError:
-        # An open client blocks interpreter exit for minutes once its server is gone
-        # (pyspark's atexit clean-up retries): close the one we will not hand out.
-        spark.stop()
+        close(spark)
         raise
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     return spark
+
+
+def _connect_problem(url: str, e: Exception) -> str:
+    text = str(e)
+    if "No authentication token provided" in text:
+        return (
+            f"The Spark Connect server at {url} requires a token, and none was given. "
+            "Connect with sc://<host>:<port>/;token=<token> (the token the server was started "
+            "with: --token or TABLEAPI_TOKEN)."
+        )
+    if "Invalid authentication token" in text:
+        return (
+            f"The Spark Connect server at {url} refused the token: it is not the one the "
+            "server was started with (--token or TABLEAPI_TOKEN)."
+        )
+    return (
+        f"Cannot reach a Spark Connect server at {url}: {text.splitlines()[0]}\n"
+        "Start one with: python -m server_ext serve --port 15002\n"
+        "or in Docker: docker run -p 127.0.0.1:15002:15002 -e TABLEAPI_TOKEN=<token> "
+        "tableapi-server:latest"
+    )
+
+
+def redacted(url: str) -> str:
+    """``url`` without its token, for messages and logs."""
+    return re.sub(r"(token=)[^;]*", r"\1<redacted>", url)
+
+
+def reachable(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError:
+        return False
+    return True
+
+
+def close(spark: SparkSession) -> None:
+    """End a session: released on the server when it answers; otherwise only the channel is
+    closed (releasing would retry a dead server)."""
+    if spark.client.is_closed:
+        return
+    endpoint = _endpoints.get(spark)
+    if endpoint is None or reachable(*endpoint):
+        spark.stop()
+    else:
+        spark.client.close()
+
+
+def _close_at_exit_if_gone(spark: SparkSession, host: str, port: int) -> None:
+    """At exit, pyspark releases the session (and clears its ML cache) on the server, retrying
+    one that is gone for minutes. Registered after pyspark's own handler, this runs before it
+    (atexit is last in, first out) and closes the channel of a session whose server is gone."""
+    ref = weakref.ref(spark)
+
+    def close_if_gone() -> None:
+        session = ref()
+        if session is not None and not session.client.is_closed and not reachable(host, port):
+            session.client.close()
+
+    atexit.register(close_if_gone)
+
+
+def server_gone(e: BaseException) -> bool:
+    """Is ``e`` a call that failed because the server no longer answers?"""
+    text = str(e)
+    return "UNAVAILABLE" in text or "RETRIES_EXCEEDED" in text or "Connection refused" in text
+
+
+@contextlib.contextmanager
+def server_call(url: str, doing: str, advice: str) -> Iterator[None]:
+    """Turn a call that failed because the server at ``url`` went away into a ServerError
+    that names the server, what was being done and ``advice`` (how to resume)."""
+    try:
+        yield
+    except Exception as e:
+        if isinstance(e, ServerError) or not server_gone(e):
+            raise
+        detail = re.search(r'details = "([^"]+)"', str(e))
+        reason = detail.group(1) if detail else type(e).__name__
+        raise ServerError(
+            f"The Spark Connect server at {redacted(url)} is gone ({reason}) while {doing}. "
+            f"{advice}"
+        ) from None
 
 
 def _host_port(url: str) -> tuple[str, int]:

@@ -22,7 +22,7 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Expression, call, col, if_then_else, lit
 from tableapi.types import DataType
 
-_BINARY = {
+_BINARY: dict[type, str] = {
     exp.Add: "plus",
     exp.Sub: "minus",
     exp.Mul: "times",
@@ -55,7 +55,7 @@ def parse_expression(text: str) -> Expression:
         tree = sqlglot.parse_one(text)
     except sqlglot.errors.ParseError as e:
         raise ValidationError(f"Cannot parse SQL expression {text!r}: {e}") from None
-    return _convert(tree, text)
+    return _convert(tree, text)  # type: ignore[arg-type]
 
 
 def _convert(node: exp.Expression, text: str) -> Expression:
@@ -81,7 +81,7 @@ def _convert(node: exp.Expression, text: str) -> Expression:
         unit = (node.unit.name if node.unit else "SECOND").upper().rstrip("S")
         if unit not in _UNITS:
             raise ValidationError(f"Unsupported interval unit {unit!r} in {text!r}.")
-        return lit(dt.timedelta(**{_UNITS[unit]: _number(amount.strip("'"))}))
+        return lit(dt.timedelta(**{_UNITS[unit]: float(_number(amount.strip("'")))}))
     if isinstance(node, exp.Cast):
         return conv(node.this).cast(DataType.parse(node.to.sql(dialect="")))
     if isinstance(node, exp.Neg):

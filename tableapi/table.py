@@ -9,12 +9,13 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
+from tableapi.execution import FileSink
 from tableapi.expressions import (
     Call,
     Column,
@@ -24,8 +25,7 @@ from tableapi.expressions import (
     strip_alias,
     to_expression,
 )
-from tableapi.plan import explain as plan_explain
-from tableapi.plan.nodes import (
+from tableapi.plan import (
     Aggregate,
     Distinct,
     Filter,
@@ -40,15 +40,17 @@ from tableapi.plan.nodes import (
     TemporalJoin,
     Union,
 )
-from tableapi.plan.streaming import check_streaming
+from tableapi.plan import explain as plan_explain
+from tableapi.plan.changelog import StreamingOptions, check_streaming
 from tableapi.result import TableResult
-from tableapi.rules import OptimizedPlan, optimize
+from tableapi.rules import OptimizedPlan
 from tableapi.types import RowType, TimeKind
 
 if TYPE_CHECKING:
-    from pyspark.sql.connect.dataframe import DataFrame
+    from pyspark.sql import DataFrame
 
-    from tableapi.environment import TableEnvironment
+    from tableapi.descriptor import TableDescriptor
+    from tableapi.execution import Executor
 
 #: Join strategy hints Spark understands; the Table API takes the same names.
 JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_REPLICATE_NL")
@@ -56,37 +58,96 @@ JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_RE
 Field = Expression | str
 
 
+class TableContext(Protocol):
+    """What a :class:`Table` asks of the environment that made it (``TableEnvironment``)."""
+
+    mode: str
+
+    def resolve(self, expr: Expression) -> Expression:
+        """``expr`` with registered functions resolved."""
+        ...
+
+    def temporal_function(self, name: str) -> TemporalTableFunction | None: ...
+
+    def temporal_function_names(self) -> list[str]: ...
+
+    def optimize(self, plan: PlanNode) -> OptimizedPlan:
+        """The optimizer rules, with the environment's options."""
+        ...
+
+    def streaming_options(self) -> StreamingOptions | None:
+        """Streaming planning options; None in batch mode."""
+        ...
+
+    def descriptor(self, path: str) -> TableDescriptor: ...
+
+    @property
+    def executor(self) -> Executor:
+        """Runs optimized plans."""
+        ...
+
+
 class Table:
     """A table program; nothing runs until :meth:`execute` (or :meth:`to_spark`)."""
 
-    def __init__(self, plan: PlanNode, env: TableEnvironment) -> None:
+    def __init__(self, plan: PlanNode, env: TableContext) -> None:
         self._plan = plan
         self._env = env
 
     # -- schema ----------------------------------------------------------------------------
     @property
     def row_type(self) -> RowType:
+        """The table's columns and their types.
+
+        >>> products.row_type
+        RowType(id BIGINT NOT NULL, name STRING, price DOUBLE)
+        """
         return self._plan.row_type
 
     def get_schema(self) -> RowType:
+        """The table's columns and their types (PyFlink's name for :attr:`row_type`).
+
+        >>> products.get_schema().names
+        ('id', 'name', 'price')
+        """
         return self._plan.row_type
 
     @property
     def column_names(self) -> tuple[str, ...]:
+        """The names of the table's columns.
+
+        >>> orders.column_names
+        ('order_id', 'product_id', 'amount', 'currency', 'o_rowtime', 'o_proctime')
+        """
         return self._plan.row_type.names
 
     def print_schema(self) -> None:
+        """Print the columns and their types, one per line.
+
+        >>> products.print_schema()
+        (
+          `id` BIGINT NOT NULL,
+          `name` STRING,
+          `price` DOUBLE
+        )
+        """
         print("(\n  " + ",\n  ".join(f"`{f.name}` {f.type}" for f in self.row_type) + "\n)")
 
     # -- relational operations ----------------------------------------------------------------
     def _fields(self, fields: tuple[Field, ...]) -> list[Expression]:
-        return [self._env._resolve(to_expression(f)) for f in fields]
+        return [self._env.resolve(to_expression(f)) for f in fields]
 
     def _new(self, plan: PlanNode) -> Table:
         return Table(plan, self._env)
 
     def select(self, *fields: Field) -> Table:
-        """``select(col("a"), (col("b") + 1).alias("c"))``; aggregates give one row."""
+        """The given expressions, one column each; aggregates alone give one row.
+
+        >>> products.select(col("name"), (col("price") * 2).alias("double_price")).column_names
+        ('name', 'double_price')
+        >>> products.select(col("price").max.alias("top")).column_names
+        ('top',)
+        """
         exprs = self._fields(fields)
         if not exprs:
             raise ValidationError("select() needs at least one expression.")
@@ -96,12 +157,21 @@ class Table:
         return self._new(Project(self._plan, tuple(strip_alias(e) for e in exprs), _names(exprs)))
 
     def where(self, predicate: Expression) -> Table:
-        """Keep rows where ``predicate`` holds; ``col("x").in_(t)`` makes a semi join."""
-        return self._new(Filter(self._plan, self._env._resolve(to_expression(predicate))))
+        """Keep rows where ``predicate`` holds; ``col("x").in_(t)`` makes a semi join.
+
+        >>> print(products.where(col("price") > 10).explain().splitlines()[1])
+        LogicalFilter(condition=[(price > 10)])
+        """
+        return self._new(Filter(self._plan, self._env.resolve(to_expression(predicate))))
 
     filter = where
 
     def add_columns(self, *fields: Field) -> Table:
+        """Add computed columns after the existing ones (new names only).
+
+        >>> products.add_columns((col("price") * 2).alias("p2")).column_names
+        ('id', 'name', 'price', 'p2')
+        """
         exprs = self._fields(fields)
         existing = [n for n in _names(exprs) if n in self.row_type]
         if existing:
@@ -112,6 +182,11 @@ class Table:
         return self.add_or_replace_columns(*exprs)
 
     def add_or_replace_columns(self, *fields: Field) -> Table:
+        """Add columns, replacing those with the same name in place.
+
+        >>> products.add_or_replace_columns(col("name").upper_case.alias("name")).column_names
+        ('id', 'name', 'price')
+        """
         exprs = self._fields(fields)
         new = dict(zip(_names(exprs), exprs, strict=True))
         cols: list[Expression] = [new.pop(n, Column(n)) for n in self.row_type.names]
@@ -120,7 +195,11 @@ class Table:
         return self._new(Project(self._plan, tuple(strip_alias(c) for c in cols), tuple(names)))
 
     def rename_columns(self, *fields: Expression) -> Table:
-        """``rename_columns(col("id").alias("r_id"))``."""
+        """Rename columns: ``col("old").alias("new")`` terms.
+
+        >>> products.rename_columns(col("id").alias("p_id")).column_names
+        ('p_id', 'name', 'price')
+        """
         renames: dict[str, str] = {}
         for f in fields:
             inner = strip_alias(f)
@@ -134,6 +213,11 @@ class Table:
         return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names), names))
 
     def drop_columns(self, *fields: Field) -> Table:
+        """The table without the given columns.
+
+        >>> products.drop_columns(col("price")).column_names
+        ('id', 'name')
+        """
         drop = set()
         for f in self._fields(fields):
             if not isinstance(f, Column):
@@ -144,7 +228,11 @@ class Table:
         return self._new(Project(self._plan, tuple(Column(n) for n in keep), tuple(keep)))
 
     def alias(self, field: str, *fields: str) -> Table:
-        """Rename all columns by position: ``t.alias("a", "b", "c")``."""
+        """Rename all columns by position.
+
+        >>> products.alias("a", "b", "c").column_names
+        ('a', 'b', 'c')
+        """
         names = (field, *fields)
         if len(names) != len(self.row_type):
             raise ValidationError(
@@ -154,13 +242,28 @@ class Table:
         return self._new(Project(self._plan, tuple(Column(n) for n in self.row_type.names), names))
 
     def distinct(self) -> Table:
+        """The distinct rows.
+
+        >>> print(products.select(col("name")).distinct().explain().splitlines()[1])
+        LogicalAggregate(group=[{name}])
+        """
         return self._new(Distinct(self._plan))
 
     def group_by(self, *fields: Field) -> GroupedTable:
-        """``group_by(col("currency")).select(col("currency"), col("amount").sum)``."""
+        """Group rows; :meth:`GroupedTable.select` takes the keys and aggregates.
+
+        >>> orders.group_by(col("currency")).select(
+        ...     col("currency"), col("amount").sum.alias("total")).column_names
+        ('currency', 'total')
+        """
         return GroupedTable(self, tuple(self._fields(fields)))
 
     def order_by(self, *fields: Field) -> Table:
+        """Sort rows (ascending unless ``.desc``).
+
+        >>> print(products.order_by(col("price").desc).explain().splitlines()[1])
+        LogicalSort(sort=[price DESC])
+        """
         keys = tuple(
             k if isinstance(k, Call) and k.name in ("asc", "desc") else k.asc
             for k in self._fields(fields)
@@ -168,44 +271,100 @@ class Table:
         return self._new(Sort(self._plan, keys))
 
     def limit(self, fetch: int, offset: int = 0) -> Table:
+        """The first ``fetch`` rows after skipping ``offset``.
+
+        >>> print(products.order_by(col("price")).limit(3).explain().splitlines()[1])
+        LogicalSort(offset=[0], fetch=[3])
+        """
         return self._new(Limit(self._plan, fetch, offset))
 
     def fetch(self, fetch: int) -> Table:
+        """The first ``fetch`` rows (Flink's name for ``limit``).
+
+        >>> print(products.order_by(col("id")).fetch(5).explain().splitlines()[1])
+        LogicalSort(offset=[0], fetch=[5])
+        """
         return self.limit(fetch)
 
     def offset(self, offset: int) -> Table:
+        """Skip the first ``offset`` rows.
+
+        >>> print(products.order_by(col("id")).offset(2).explain().splitlines()[1])
+        LogicalSort(offset=[2], fetch=[None])
+        """
         return self._new(Limit(self._plan, None, offset))
 
     def union_all(self, right: Table) -> Table:
+        """The rows of both tables (columns matched by position), duplicates kept.
+
+        >>> cheap = products.where(col("price") < 1)
+        >>> products.union_all(cheap).column_names
+        ('id', 'name', 'price')
+        """
         return self._new(Union(self._plan, self._same_env(right)._plan, distinct=False))
 
     def union(self, right: Table) -> Table:
+        """The distinct rows of both tables (columns matched by position).
+
+        >>> print(products.union(products).explain().splitlines()[1])
+        LogicalUnion(all=[false])
+        """
         return self._new(Union(self._plan, self._same_env(right)._plan, distinct=True))
 
     # -- joins ---------------------------------------------------------------------------------
     def _join(self, right: Table, predicate: Expression | None, kind: JoinKind) -> Table:
-        condition = None if predicate is None else self._env._resolve(to_expression(predicate))
+        condition = None if predicate is None else self._env.resolve(to_expression(predicate))
         return self._new(Join(self._plan, self._same_env(right)._plan, kind, condition))
 
     def join(self, right: Table, join_predicate: Expression | None = None) -> Table:
-        """Inner join; without a predicate a cross join (filter it with where())."""
+        """Inner join; without a predicate a cross join (filter it with where()).
+
+        >>> orders.join(products, col("product_id") == col("id")).column_names[-3:]
+        ('id', 'name', 'price')
+        """
         return self._join(right, join_predicate, JoinKind.INNER)
 
     def left_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        """Left outer join: every left row, null-padded where nothing matches.
+
+        >>> joined = orders.left_outer_join(products, col("product_id") == col("id"))
+        >>> joined.row_type.field("name").type.nullable
+        True
+        """
         return self._join(right, join_predicate, JoinKind.LEFT)
 
     def right_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        """Right outer join: every right row, null-padded where nothing matches.
+
+        >>> joined = orders.right_outer_join(products, col("product_id") == col("id"))
+        >>> joined.row_type.field("order_id").type.nullable
+        True
+        """
         return self._join(right, join_predicate, JoinKind.RIGHT)
 
     def full_outer_join(self, right: Table, join_predicate: Expression | None = None) -> Table:
+        """Full outer join: every row of both sides, null-padded where nothing matches.
+
+        >>> joined = orders.full_outer_join(products, col("product_id") == col("id"))
+        >>> [f.type.nullable for f in joined.row_type][:2]
+        [True, True]
+        """
         return self._join(right, join_predicate, JoinKind.FULL)
 
     def semi_join(self, right: Table, join_predicate: Expression) -> Table:
-        """Rows of this table that have at least one match in ``right``."""
+        """Rows of this table that have at least one match in ``right``.
+
+        >>> orders.semi_join(products, col("product_id") == col("id")).column_names[:2]
+        ('order_id', 'product_id')
+        """
         return self._join(right, join_predicate, JoinKind.SEMI)
 
     def anti_join(self, right: Table, join_predicate: Expression) -> Table:
-        """Rows of this table that have no match in ``right``."""
+        """Rows of this table that have no match in ``right``.
+
+        >>> products.anti_join(orders, col("id") == col("product_id")).column_names
+        ('id', 'name', 'price')
+        """
         return self._join(right, join_predicate, JoinKind.ANTI)
 
     # -- temporal joins --------------------------------------------------------------------------
@@ -215,10 +374,9 @@ class Table:
         """A function of time returning this table's versions valid at that time; register it
         with ``env.create_temporary_function("Rates", fn)`` and use it in ``join_lateral``.
 
-        Example::
-
-            rates = env.from_path("RatesHistory").create_temporal_table_function(
-                col("r_rowtime"), col("r_currency"))
+        >>> fn = rates.create_temporal_table_function(col("r_rowtime"), col("r_currency"))
+        >>> fn.time_attribute, fn.primary_key
+        ('r_rowtime', ('r_currency',))
         """
         time_name, key_name = _column_name(time_attribute), _column_name(primary_key)
         self.row_type.field(time_name, "create_temporal_table_function's time attribute")
@@ -226,33 +384,47 @@ class Table:
         return TemporalTableFunction(self, time_name, (key_name,))
 
     def join_lateral(self, function_call: Expression, join_predicate: Expression) -> Table:
-        """Join each row with the temporal table function's version at the row's time:
-        ``orders.join_lateral(call("Rates", col("o_rowtime")), col("currency") ==
-        col("r_currency"))``."""
+        """Join each row with the temporal table function's version at the row's time.
+
+        >>> senv.create_temporary_function("RatesAt", senv.from_path("Rates")
+        ...     .create_temporal_table_function(col("r_rowtime"), col("r_currency")))
+        >>> senv_orders = senv.from_path("Orders")
+        >>> joined = senv_orders.join_lateral(
+        ...     call("RatesAt", col("o_rowtime")), col("currency") == col("r_currency"))
+        >>> joined.column_names[-3:]
+        ('r_currency', 'rate', 'r_rowtime')
+        """
         return self._lateral(function_call, join_predicate, JoinKind.INNER)
 
     def left_outer_join_lateral(
         self, function_call: Expression, join_predicate: Expression
     ) -> Table:
-        """As :meth:`join_lateral`, keeping rows without a version (null-padded)."""
+        """As :meth:`join_lateral`, keeping rows without a version (null-padded).
+
+        >>> senv.create_temporary_function("Rates", senv.from_path("Rates")
+        ...     .create_temporal_table_function(col("r_rowtime"), col("r_currency")))
+        >>> joined = senv.from_path("Orders").left_outer_join_lateral(
+        ...     call("Rates", col("o_rowtime")), col("currency") == col("r_currency"))
+        >>> joined.row_type.field("rate").type.nullable
+        True
+        """
         return self._lateral(function_call, join_predicate, JoinKind.LEFT)
 
     def _lateral(self, function_call: Expression, predicate: Expression, kind: JoinKind) -> Table:
         from tableapi.expressions import UnresolvedCall
 
         call_ = to_expression(function_call)
-        fn = (
-            self._env._temporal_functions.get(call_.name.lower())
-            if isinstance(call_, UnresolvedCall)
-            else None
-        )
-        if fn is None or len(call_.args) != 1 or not isinstance(call_.args[0], Column):
-            known = sorted(self._env._temporal_functions)
+        fn = None
+        if isinstance(call_, UnresolvedCall) and len(call_.args) == 1:
+            fn = self._env.temporal_function(call_.name)
+            time = call_.args[0]
+        if fn is None or not isinstance(time, Column):
             raise ValidationError(
                 f"join_lateral() takes call(<temporal table function>, col(<time attribute>)); "
-                f"got {function_call}. Registered temporal table functions: {known}."
+                f"got {function_call}. Registered temporal table functions: "
+                f"{self._env.temporal_function_names()}."
             )
-        return self._temporal(fn.table, predicate, call_.args[0].name, kind, fn)
+        return self._temporal(fn.table, predicate, time.name, kind, fn)
 
     def temporal_join(
         self, right: Table, join_predicate: Expression, as_of: Expression | str, how: str = "inner"
@@ -260,10 +432,14 @@ class Table:
         """``FOR SYSTEM_TIME AS OF``: join each row with the version of ``right`` (a table
         with a primary key; with a watermark for event time) valid at ``as_of``.
 
-        Example::
-
-            orders.temporal_join(rates, col("currency") == col("r_currency"),
-                                 as_of=col("o_rowtime"), how="left")
+        >>> joined = orders.temporal_join(rates, col("currency") == col("r_currency"),
+        ...                               as_of=col("o_rowtime"), how="left")
+        >>> plan = joined.explain().split("== Optimized Physical Plan ==")[1]
+        >>> print(plan.splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
+        TemporalJoin(joinType=[LeftOuterJoin], where=[(currency = r_currency)],
+        select=[order_id, product_id, amount, currency, o_rowtime, o_proctime, r_currency,
+        rate, r_rowtime], leftTimeAttribute=[o_rowtime], rightTimeAttribute=[r_rowtime],
+        rightPrimaryKey=[r_currency])
         """
         if how not in ("inner", "left"):
             raise ValidationError(f"how must be 'inner' or 'left', got {how!r}.")
@@ -286,7 +462,7 @@ class Table:
         kind: JoinKind,
         fn: TemporalTableFunction,
     ) -> Table:
-        condition = self._env._resolve(to_expression(predicate))
+        condition = self._env.resolve(to_expression(predicate))
         as_of_type = self.row_type.field(as_of, "the temporal join's as_of").type
         # Processing time (PROCTIME): the right table's latest row, whatever its time column.
         right_time = fn.time_attribute if as_of_type.time_kind is TimeKind.ROWTIME else None
@@ -304,7 +480,12 @@ class Table:
 
     def with_hint(self, name: str, *tables: str | Table, **options: Any) -> Table:
         """Attach a join hint for the joins of this query that read ``tables`` (names, or
-        Table objects that read one table): ``q.with_hint("BROADCAST", "Product")``."""
+        Table objects that read one table); ``STATE_TTL`` takes a TTL per table name.
+
+        >>> q = orders.join(products, col("product_id") == col("id"))
+        >>> "hints=[[BROADCAST right:Products]]" in q.with_hint("BROADCAST", "Products").explain()
+        True
+        """
         upper = name.upper()
         if upper == "STATE_TTL":
             return self._state_ttl_hint(tables, options)
@@ -314,15 +495,15 @@ class Table:
             )
         if not tables:
             raise ValidationError(f"Hint {upper} needs the name of the table it applies to.")
-        tables = tuple(self._hinted_name(upper, t) for t in tables)
+        names = tuple(self._hinted_name(upper, t) for t in tables)
         read = self._plan.table_names()
-        for t in tables:
+        for t in names:
             if t not in read:
                 raise ValidationError(
                     f"Hint {upper} names table {t!r}, but this query reads only "
                     f"[{', '.join(sorted(read))}]."
                 )
-        hint = Hint(upper, tuple(tables), tuple(sorted((k, str(v)) for k, v in options.items())))
+        hint = Hint(upper, names, tuple(sorted((k, str(v)) for k, v in options.items())))
         return self._new(QueryHints(self._plan, (hint,)))
 
     def _state_ttl_hint(self, tables: tuple[Any, ...], options: dict[str, Any]) -> Table:
@@ -371,13 +552,29 @@ class Table:
 
     # -- planning and running ------------------------------------------------------------------
     def optimized(self) -> OptimizedPlan:
-        return optimize(self._plan, self._env.multi_join_max_tables)
+        """The plan after the optimizer rules (what runs), with planner notes.
+
+        >>> q = orders.join(products).where(col("product_id") == col("id"))
+        >>> type(q.optimized().plan).__name__
+        'Join'
+        """
+        return self._env.optimize(self._plan)
 
     def explain(self, physical: bool = False) -> str:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
-        physical plan (needs the server)."""
+        physical plan (needs the server).
+
+        >>> print(products.where(col("price") > 10).explain())  # doctest: +ELLIPSIS
+        == Abstract Syntax Tree ==
+        LogicalFilter(condition=[(price > 10)])
+        +- LogicalTableScan(table=[[default_catalog, default_database, Products]])
+        <BLANKLINE>
+        == Optimized Physical Plan ==
+        Calc(select=[id, name, price], where=[(price > 10)])
+        +- TableSourceScan(table=[[...Products]], fields=[id, name, price])
+        """
         opt = self.optimized()
-        streaming = self._env.streaming_options if self._env.mode == "streaming" else None
+        streaming = self._env.streaming_options()
         if streaming is not None:
             check_streaming(opt.plan)
         parts = [
@@ -394,21 +591,61 @@ class Table:
         return "\n".join(parts)
 
     def spark_physical_plan(self) -> str:
-        return self.to_spark()._explain_string(mode="simple")  # type: ignore[no-any-return]
+        """Spark's physical plan for this table (needs the server).
+
+        >>> print(products.spark_physical_plan())  # doctest: +SERVER +ELLIPSIS
+        == Physical Plan ==
+        ...FileScan json...
+        """
+        df: Any = self.to_spark()  # (a Connect DataFrame: the base class types lack the method)
+        return str(df._explain_string(mode="simple"))
 
     def to_spark(self) -> DataFrame:
         """The Spark Connect DataFrame this table compiles to. In streaming mode it is a
         streaming DataFrame; a changelog carries each row's kind in a last column ``__kind``
-        (0 = +I, 1 = -U, 2 = +U, 3 = -D)."""
-        return self._env._compile_table(self)
+        (0 = +I, 1 = -U, 2 = +U, 3 = -D).
+
+        >>> products.select(col("name")).to_spark().columns  # doctest: +SERVER
+        ['name']
+        """
+        return self._env.executor.to_spark(self.optimized().plan)
 
     def execute(self) -> TableResult:
-        """Run the query; returns a :class:`TableResult` to collect, print or materialize."""
-        return self._env._run(self)
+        """Run the query; returns a :class:`TableResult` to collect, print or materialize.
+
+        >>> products.where(col("id") == 1).execute().print()  # doctest: +SERVER
+        +----+------+-------+
+        | id | name | price |
+        +----+------+-------+
+        |  1 | pen  |   2.5 |
+        +----+------+-------+
+        1 row in set
+        """
+        return self._env.executor.execute(self.optimized().plan, self.row_type)
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
-        """Write into a catalog table's files (its physical columns, by position)."""
-        return self._env._insert(self, table_path, overwrite)
+        """Write into a catalog table's files (its physical columns, by position).
+
+        >>> expensive = products.where(col("price") > 5)
+        >>> expensive.execute_insert("Expensive").wait()  # doctest: +SERVER
+        """
+        sink = self._env.descriptor(table_path)
+        physical = sink.table_schema.physical_row_type
+        source = self.row_type
+        if len(source) != len(physical):
+            raise ValidationError(
+                f"Cannot insert [{', '.join(source.names)}] into {table_path!r}: the sink's "
+                f"physical columns are [{', '.join(physical.names)}] (computed columns are not "
+                "written). Select exactly those, in that order."
+            )
+        projected = self.select(
+            *(
+                Column(s.name).cast(p.type.plain()).alias(p.name)
+                for s, p in zip(source, physical, strict=True)
+            )
+        )
+        target = FileSink(table_path, sink.path, sink.format, physical)
+        return self._env.executor.insert(projected.optimized().plan, target, overwrite)
 
 
 @attrs.frozen(eq=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
+from collections.abc import Iterator
 from enum import Enum
 from typing import Any
 
@@ -318,7 +319,7 @@ class RowType:
     def __len__(self) -> int:
         return len(self.fields)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Field]:
         return iter(self.fields)
 
     def field(self, name: str, where: str = "") -> Field:
@@ -340,3 +341,6 @@ class RowType:
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(f) for f in self.fields) + ")"
+
+    def __repr__(self) -> str:
+        return "RowType(" + ", ".join(str(f) for f in self.fields) + ")"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tableapi import TableEnvironment
+from tableapi.session import redacted
 from tests.servers import TestServer, start_test_server
 
 
@@ -27,7 +28,8 @@ def test_server(pytestconfig: pytest.Config) -> Iterator[TestServer]:
         capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
         if reporter is not None and capture is not None:
             with capture.global_and_fixture_disabled():
-                reporter.write_line(f"\n[test server] {server.kind} at {server.url} ({server.why})")
+                shown = redacted(server.url)
+                reporter.write_line(f"\n[test server] {server.kind} at {shown} ({server.why})")
         yield server
 
 

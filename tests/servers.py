@@ -15,12 +15,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
+import signal
 import socket
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -108,9 +111,12 @@ def docker_server(shared: Path) -> Iterator[tuple[str, str | None]]:
     from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
     remove_orphans()
+    # The image serves on 0.0.0.0 and so requires a token (server_ext/security.py).
+    token = secrets.token_hex(16)
     container = (
         DockerContainer(IMAGE)
         .with_kwargs(labels={OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"})
+        .with_env("TABLEAPI_TOKEN", token)
         .with_exposed_ports(CONTAINER_PORT)
         .with_volume_mapping(str(shared), str(shared), "rw")
         .waiting_for(LogMessageWaitStrategy(READY_LOG).with_startup_timeout(START_TIMEOUT_S))
@@ -118,8 +124,10 @@ def docker_server(shared: Path) -> Iterator[tuple[str, str | None]]:
     container.start()
     try:
         host = container.get_container_host_ip()
+        # pyspark sends a token over a plain channel only to "localhost" (else it wants TLS).
+        host = "localhost" if host in ("127.0.0.1", "localhost", "::1") else host
         port = container.get_exposed_port(CONTAINER_PORT)
-        yield f"sc://{host}:{port}", container.get_wrapped_container().id
+        yield f"sc://{host}:{port}/;token={token}", container.get_wrapped_container().id
     finally:
         container.stop()
 
@@ -167,3 +175,61 @@ def wait_for_first_query(url: str, timeout_s: float = 60) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(1)
+
+
+class KillableServer:
+    """A server of the test's own, of the run's kind, that the test kills (SIGKILL, or
+    ``docker kill``) and replaces; ``shared`` is mounted at its own path in a container."""
+
+    def __init__(self, kind: str, shared: Path) -> None:
+        self.kind = kind
+        self.shared = shared
+        self._local: EmbeddedServer | None = None
+        self._container: Any = None
+        self.url = ""
+
+    def start(self) -> str:
+        if self.kind == "docker":
+            from testcontainers.core.container import DockerContainer
+            from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+            os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+            token = secrets.token_hex(16)
+            self._container = (
+                DockerContainer(IMAGE)
+                .with_kwargs(labels={OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"})
+                .with_env("TABLEAPI_TOKEN", token)
+                .with_exposed_ports(CONTAINER_PORT)
+                .with_volume_mapping(str(self.shared), str(self.shared), "rw")
+                .waiting_for(
+                    LogMessageWaitStrategy(READY_LOG).with_startup_timeout(START_TIMEOUT_S)
+                )
+            )
+            self._container.start()
+            port = self._container.get_exposed_port(CONTAINER_PORT)
+            self.url = f"sc://localhost:{port}/;token={token}"
+        else:
+            self._local = EmbeddedServer.start(master="local[2]")
+            self.url = self._local.url
+        wait_for_first_query(self.url)
+        return self.url
+
+    def kill(self) -> None:
+        """Kill the server at once: no clean shutdown, no last checkpoint."""
+        if self._container is not None:
+            self._container.get_wrapped_container().kill()  # SIGKILL
+            self._container.get_wrapped_container().remove(force=True)
+            self._container = None
+        if self._local is not None:
+            os.killpg(self._local.process.pid, signal.SIGKILL)
+            self._local.process.wait()
+            self._local.stop()  # removes its warehouse
+            self._local = None
+
+    def stop(self) -> None:
+        if self._container is not None:
+            self._container.stop()
+            self._container = None
+        if self._local is not None:
+            self._local.stop()
+            self._local = None

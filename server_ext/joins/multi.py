@@ -33,8 +33,8 @@ from pyspark.sql.streaming.stateful_processor import (
 
 from server_ext.joins.condition import compile_condition
 from server_ext.joins.multi_spec import MultiJoinSpec
-from server_ext.joins.regular import PICKLED_STATE, record_converter
-from server_ext.joins.spec import DELETE, INSERT, KIND, UPDATE_AFTER
+from server_ext.joins.spec import DELETE, INSERT, KIND, LEFT_OUTER, UPDATE_AFTER
+from server_ext.joins.state import PICKLED_STATE, record_converter
 
 _ADDS = (INSERT, UPDATE_AFTER)
 
@@ -56,11 +56,11 @@ class MultiJoinProcessor(StatefulProcessor):
         self._convert = [record_converter(fields) for fields in spec.inputs]
         self._nulls = [(None,) * len(fields) for fields in spec.inputs]
         self._matches = [compile_condition(tree) for tree in spec.conditions]
-        self._outer = [kind == "left" for kind in spec.kinds]
+        self._outer = [kind == LEFT_OUTER for kind in spec.kinds]
         self._make = Row(KIND, *(name for name, _ in spec.output_fields()))
 
     def handleInputRows(
-        self, key: Any, rows: Iterator[Row], timerValues: TimerValues
+        self, key: Any, rows: Iterator[Any], timerValues: TimerValues
     ) -> Iterator[Row]:
         n, ttl = len(self.spec.inputs), self.spec.ttl_ms
         now = timerValues.getCurrentProcessingTimeInMs() if ttl is not None else 0

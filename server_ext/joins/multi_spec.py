@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server_ext.joins.spec import output_struct_ddl
+from server_ext.joins.spec import INNER, LEFT_OUTER, output_struct_ddl
 
 INPUT_PREFIX = "__in"
-MULTI_JOIN_KINDS = ("inner", "left")
+MULTI_JOIN_KINDS = (INNER, LEFT_OUTER)
 
 
 @dataclass(frozen=True)

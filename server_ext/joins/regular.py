@@ -3,44 +3,12 @@
 Run as ``union.groupBy(__k0, ...).transformWithState(join_processor(spec),
 spec.output_struct_ddl(), "Append", time_mode(spec))``; ``spec.py`` has the wire format.
 
-State layout
-------------
-Flink keeps one state view per side (``JoinRecordStateView``, ``OuterJoinRecordStateView``)
-shaped by the side's ``InputSpec``. Here each side is a Python dict of the same shape and the
-two dicts of a grouping key travel together as ONE pickled BINARY ``ValueState``: read once
-when the key's rows arrive, written once after them, cleared when both sides are empty.
-Each Python state call is a 30-60 us round trip to the JVM (DESIGN.md) and 1 get + 1 update
-per key per micro-batch was the fastest layout measured; a MapState would cost a call per
-entry written plus an iterator round trip for every scan of the other side. Only when the
-two sides have different TTLs does each side get its own ValueState, so that Spark's TTL can
-bound each one.
-
-A side dict maps to entries ``[row, count, associations, written_at_ms]``:
-
-- ``JOIN_KEY_CONTAINS_UNIQUE_KEY``: ``{(): entry}``, at most one row per join key;
-- ``HAS_UNIQUE_KEY``: ``{unique key: entry}``; an accumulate whose unique key is present
-  replaces the row (a retract removes by unique key);
-- ``NO_UNIQUE_KEY``: ``{row: entry}``; ``count`` is the number of copies of the row.
-
-``associations`` is Flink's ``numOfAssociations``, kept on outer sides (and on the left side
-of semi/anti joins): how many rows of the other side (copies counted) match this row; 0
-means its null-padded row is out. Inner sides keep -1. The counts are trusted, never
-recomputed, exactly as in Flink.
-
-State TTL
----------
-Flink's state TTL (``OnCreateAndWrite``, ``NeverReturnExpired``) per entry: ``written_at_ms``
-is the micro-batch's processing time when the entry was last written (added, or its count or
-associations changed) and the entry is gone once ``written_at_ms + ttl_ms <= now``: it is
-dropped when its key is next loaded, so it neither joins nor counts. The ValueState's own
-TTL (``ttlDurationMs``) is only a GC bound for keys that never see another row: the blob is
-written after each of its entries, so it expires no earlier than they do.
+The state machinery (records, side views, the pickled ValueStates, state TTL) is in
+``state.py``.
 """
 
 from __future__ import annotations
 
-import pickle
-import re
 from collections.abc import Callable, Iterator
 from operator import itemgetter
 from typing import Any
@@ -51,7 +19,6 @@ from pyspark.sql.streaming.stateful_processor import (
     StatefulProcessorHandle,
     TimerValues,
 )
-from pyspark.sql.types import BinaryType, StructField, StructType
 
 from server_ext.joins.condition import Predicate, column_refs, compile_condition
 from server_ext.joins.spec import (
@@ -59,186 +26,29 @@ from server_ext.joins.spec import (
     INSERT,
     KIND,
     LEFT,
+    REGULAR_KINDS,
     UPDATE_AFTER,
-    InputSpec,
     JoinSpec,
-    SideSpec,
+)
+from server_ext.joins.state import (
+    ASSOC,
+    COUNT,
+    ROW,
+    WRITTEN,
+    Entry,
+    Record,
+    SideView,
+    StateStore,
 )
 
-__all__ = ["FrozenDict", "JoinProcessorBase", "RegularJoinProcessor", "SideView", "StateStore"]
+__all__ = ["JoinProcessorBase", "RegularJoinProcessor"]
 
 # Input columns counted from the end: the key columns come first and their number varies.
 SIDE_AT, KIND_AT, SEQ_AT, LEFT_AT, RIGHT_AT = -5, -4, -3, -2, -1
 _by_seq = itemgetter(SEQ_AT)
 
-# Slots of a state entry.
-ROW, COUNT, ASSOC, WRITTEN = 0, 1, 2, 3
-
-Record = tuple  # a stored row: a plain tuple of (hashable) field values
-Entry = list  # [row, count, associations, written_at_ms]
 Emit = Callable[[list, int, Record, Record], None]
-
-# Every join processor keeps pickled Python objects in BINARY ValueStates of this schema.
-PICKLED_STATE = StructType([StructField("v", BinaryType())])
-_PICKLE = pickle.HIGHEST_PROTOCOL
-_NESTED_TYPE = re.compile(r"\b(ARRAY|MAP|STRUCT|BINARY|VARBINARY)\b", re.IGNORECASE)
-
-
-class FrozenDict(dict):
-    """A hashable dict, for MAP values (and structs that arrive as dicts) inside state keys."""
-
-    __slots__ = ()
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(frozenset(self.items()))  # equal dicts hash equal whatever their order
-
-
-def freeze(value: Any) -> Any:
-    """``value`` made hashable: lists and Rows become tuples, dicts FrozenDicts, bytearray bytes.
-
-    Arrow accepts tuples for ARRAY and STRUCT and dicts for MAP, so frozen values can be
-    emitted as they are."""
-    if isinstance(value, dict):
-        return FrozenDict((k, freeze(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-def record_converter(fields: tuple[tuple[str, str], ...]) -> Callable[[Any], Record]:
-    """Turns a side's struct value into a stored tuple.
-
-    Spark's row-mode worker hands STRUCT values over as dicts (pyarrow ``as_py``); tests and
-    other callers may pass Rows. Only fields of nested or binary types pay for freezing."""
-    nested = [i for i, (_, t) in enumerate(fields) if _NESTED_TYPE.search(t)]
-    if not nested:
-
-        def convert(value: Any) -> Record:
-            return tuple(value.values()) if type(value) is dict else tuple(value)
-
-        return convert
-
-    def convert_nested(value: Any) -> Record:
-        values = list(value.values()) if type(value) is dict else list(value)
-        for i in nested:
-            values[i] = freeze(values[i])
-        return tuple(values)
-
-    return convert_nested
-
-
-def _no_key(row: Record) -> tuple:
-    return ()
-
-
-class SideView:
-    """One input's state view (Flink's JoinRecordStateView) as functions over its dict."""
-
-    __slots__ = ("key_of", "nulls", "outer", "to_record", "ttl", "unique_in_join_key")
-
-    def __init__(self, side: SideSpec, outer: bool) -> None:
-        self.outer = outer  # keeps associations (outer side, or semi/anti's left side)
-        self.ttl = side.ttl_ms
-        self.nulls: Record = (None,) * len(side.fields)
-        self.to_record = record_converter(side.fields)
-        self.unique_in_join_key = side.input_spec is InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY
-        self.key_of: Callable[[Record], Any] | None
-        if self.unique_in_join_key:
-            self.key_of = _no_key
-        elif side.input_spec is InputSpec.HAS_UNIQUE_KEY:
-            self.key_of = itemgetter(*side.unique_key)
-        else:
-            self.key_of = None  # NO_UNIQUE_KEY: the row is its own key
-
-    def add(self, rows: dict, row: Record, assoc: int, now: int) -> None:
-        """Flink's ``addRecord(record, numOfAssociations)``."""
-        if self.key_of is None:
-            entry = rows.get(row)
-            if entry is not None:
-                entry[COUNT] += 1
-                entry[ASSOC] = assoc
-                entry[WRITTEN] = now
-                return
-            rows[row] = [row, 1, assoc, now]
-        else:
-            rows[self.key_of(row)] = [row, 1, assoc, now]
-
-    def retract(self, rows: dict, row: Record, now: int) -> None:
-        """Flink's ``retractRecord``: by unique key, or one copy of the row; absent is a no-op."""
-        key = row if self.key_of is None else self.key_of(row)
-        entry = rows.get(key)
-        if entry is None:
-            return
-        if entry[COUNT] > 1:
-            entry[COUNT] -= 1
-            entry[WRITTEN] = now
-        else:
-            del rows[key]
-
-    def adds_match(self, rows: dict, row: Record) -> bool:
-        """Flink's ``isAdditionalMatch``: does accumulating ``row`` add matches for the other
-        side, or replace a stored row (same unique key) whose matches are already counted?"""
-        if self.unique_in_join_key:
-            return False
-        return self.key_of is None or self.key_of(row) not in rows
-
-    def prune(self, rows: dict, now: int) -> bool:
-        """Drop the entries whose TTL has passed; True when some were dropped."""
-        ttl = self.ttl
-        if ttl is None or not rows:
-            return False
-        dead = [k for k, e in rows.items() if e[WRITTEN] + ttl <= now]
-        for k in dead:
-            del rows[k]
-        return bool(dead)
-
-
-class StateStore:
-    """The two side dicts of the current grouping key, pickled into BINARY ValueStates."""
-
-    def __init__(self, handle: StatefulProcessorHandle, spec: JoinSpec) -> None:
-        lttl, rttl = spec.left.ttl_ms, spec.right.ttl_ms
-        if lttl == rttl:
-            self._both = handle.getValueState("rows", PICKLED_STATE, lttl)
-            self._sides = None
-        else:  # Spark's TTL is per state variable: one per side
-            self._both = None
-            self._sides = (
-                handle.getValueState("left_rows", PICKLED_STATE, lttl),
-                handle.getValueState("right_rows", PICKLED_STATE, rttl),
-            )
-        self._stored = [False, False]
-
-    def load(self) -> tuple[dict, dict]:
-        if self._sides is None:
-            value = self._both.get()  # type: ignore[union-attr]
-            self._stored[0] = value is not None
-            return pickle.loads(value[0]) if value is not None else ({}, {})
-        loaded = []
-        for i, state in enumerate(self._sides):
-            value = state.get()
-            self._stored[i] = value is not None
-            loaded.append(pickle.loads(value[0]) if value is not None else {})
-        return loaded[0], loaded[1]
-
-    def save(self, left: dict, right: dict, left_dirty: bool, right_dirty: bool) -> None:
-        if self._sides is None:
-            if not (left_dirty or right_dirty):
-                return
-            if left or right:
-                self._both.update((pickle.dumps((left, right), _PICKLE),))  # type: ignore[union-attr]
-            elif self._stored[0]:
-                self._both.clear()  # type: ignore[union-attr]
-            return
-        for i, (rows, dirty) in enumerate(((left, left_dirty), (right, right_dirty))):
-            if not dirty:
-                continue
-            if rows:
-                self._sides[i].update((pickle.dumps(rows, _PICKLE),))
-            elif self._stored[i]:
-                self._sides[i].clear()
+Pad = Callable[[list, int, Record], None]
 
 
 class JoinProcessorBase(StatefulProcessor):
@@ -268,7 +78,7 @@ class JoinProcessorBase(StatefulProcessor):
         self._needs_time = spec.left.ttl_ms is not None or spec.right.ttl_ms is not None
 
     def handleInputRows(
-        self, key: Any, rows: Iterator[Row], timerValues: TimerValues
+        self, key: Any, rows: Iterator[Any], timerValues: TimerValues
     ) -> Iterator[Row]:
         ordered = sorted(rows, key=_by_seq)
         out: list[Row] = []
@@ -342,6 +152,20 @@ class JoinProcessorBase(StatefulProcessor):
         raise NotImplementedError
 
 
+class _Direction:
+    """What processing one side's row needs, built once per side in ``init``: its view and
+    the other side's, and how to emit joined and null-padded rows in output column order."""
+
+    __slots__ = ("input_is_left", "joined", "mine", "other", "pad_mine", "pad_other")
+
+    def __init__(
+        self, mine: SideView, other: SideView, input_is_left: bool, joined: Emit, pad_mine: Pad,
+        pad_other: Pad,
+    ) -> None:  # fmt: skip
+        self.mine, self.other, self.input_is_left = mine, other, input_is_left
+        self.joined, self.pad_mine, self.pad_other = joined, pad_mine, pad_other
+
+
 class RegularJoinProcessor(JoinProcessorBase):
     """INNER / LEFT / RIGHT / FULL join, as Flink's ``StreamingJoinOperator.processElement``.
 
@@ -350,7 +174,7 @@ class RegularJoinProcessor(JoinProcessorBase):
     are always +I / -D."""
 
     def __init__(self, spec: JoinSpec) -> None:
-        if spec.kind not in ("inner", "left", "right", "full"):
+        if spec.kind not in REGULAR_KINDS:
             raise ValueError(f"RegularJoinProcessor runs inner/left/right/full, not {spec.kind}")
         super().__init__(spec)
 
@@ -370,24 +194,20 @@ class RegularJoinProcessor(JoinProcessorBase):
         def pad_right(out: list, kind: int, row: Record) -> None:
             out.append(make(kind, *lnulls, *row))
 
-        self._joined_lr, self._joined_rl = joined_lr, joined_rl
         self._pad_left, self._pad_right = pad_left, pad_right
+        lv, rv = self._left, self._right
+        self._from_left = _Direction(lv, rv, True, joined_lr, pad_left, pad_right)
+        self._from_right = _Direction(rv, lv, False, joined_rl, pad_right, pad_left)
 
     def process_left(
         self, row: Record, kind: int, left: dict, right: dict, now: int, out: list
     ) -> None:
-        self._process(
-            row, kind, left, right, self._left, self._right, True,
-            self._joined_lr, self._pad_left, self._pad_right, now, out,
-        )  # fmt: skip
+        self._process(row, kind, left, right, self._from_left, now, out)
 
     def process_right(
         self, row: Record, kind: int, left: dict, right: dict, now: int, out: list
     ) -> None:
-        self._process(
-            row, kind, right, left, self._right, self._left, False,
-            self._joined_rl, self._pad_right, self._pad_left, now, out,
-        )  # fmt: skip
+        self._process(row, kind, right, left, self._from_right, now, out)
 
     def unmatched_left(self, row: Record, kind: int, out: list) -> None:
         if self._left.outer:
@@ -398,22 +218,11 @@ class RegularJoinProcessor(JoinProcessorBase):
             self._pad_right(out, INSERT if kind in (INSERT, UPDATE_AFTER) else DELETE, row)
 
     def _process(
-        self,
-        row: Record,
-        kind: int,
-        mine: dict,
-        theirs: dict,
-        sv: SideView,
-        ov: SideView,
-        input_is_left: bool,
-        joined: Emit,
-        pad_mine: Callable[[list, int, Record], None],
-        pad_other: Callable[[list, int, Record], None],
-        now: int,
-        out: list,
+        self, row: Record, kind: int, mine: dict, theirs: dict, d: _Direction, now: int, out: list
     ) -> None:
         """One input row against the other side: the pseudo code of Flink's processElement."""
-        matches = self.matches(theirs, row, input_is_left)
+        sv, ov, joined, pad_mine, pad_other = d.mine, d.other, d.joined, d.pad_mine, d.pad_other
+        matches = self.matches(theirs, row, d.input_is_left)
         if kind == INSERT or kind == UPDATE_AFTER:
             additional = ov.outer and sv.adds_match(mine, row)
             if sv.outer:
@@ -461,7 +270,7 @@ def _accumulate_outer(
     other_outer: bool,
     additional: bool,
     joined: Emit,
-    pad_other: Callable[[list, int, Record], None],
+    pad_other: Pad,
     now: int,
     out: list,
 ) -> int:

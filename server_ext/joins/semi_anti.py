@@ -14,8 +14,9 @@ row's kind for semi joins, and -D / +I for anti joins.
 
 from __future__ import annotations
 
-from server_ext.joins.regular import ASSOC, COUNT, ROW, WRITTEN, JoinProcessorBase, Record
-from server_ext.joins.spec import DELETE, INSERT, UPDATE_AFTER, JoinSpec
+from server_ext.joins.regular import JoinProcessorBase
+from server_ext.joins.spec import ANTI, DELETE, INSERT, SEMI_ANTI_KINDS, UPDATE_AFTER, JoinSpec
+from server_ext.joins.state import ASSOC, COUNT, ROW, WRITTEN, Record
 
 __all__ = ["SemiAntiJoinProcessor"]
 
@@ -24,10 +25,10 @@ class SemiAntiJoinProcessor(JoinProcessorBase):
     """LEFT SEMI / LEFT ANTI join."""
 
     def __init__(self, spec: JoinSpec) -> None:
-        if spec.kind not in ("semi", "anti"):
+        if spec.kind not in SEMI_ANTI_KINDS:
             raise ValueError(f"SemiAntiJoinProcessor runs semi/anti joins, not {spec.kind}")
         super().__init__(spec)
-        self._anti = spec.kind == "anti"
+        self._anti = spec.kind == ANTI
 
     def left_outer(self) -> bool:
         return True  # left rows count their matches

@@ -62,7 +62,18 @@ class InputSpec(str, Enum):
     NO_UNIQUE_KEY = "NoUniqueKey"  # map row -> count
 
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti")
+# Join kinds, as the operators name them.
+INNER, LEFT_OUTER, RIGHT_OUTER, FULL_OUTER, SEMI, ANTI = (
+    "inner",
+    "left",
+    "right",
+    "full",
+    "semi",
+    "anti",
+)
+JOIN_KINDS = (INNER, LEFT_OUTER, RIGHT_OUTER, FULL_OUTER, SEMI, ANTI)
+REGULAR_KINDS = (INNER, LEFT_OUTER, RIGHT_OUTER, FULL_OUTER)
+SEMI_ANTI_KINDS = (SEMI, ANTI)
 
 
 @dataclass(frozen=True)
@@ -104,15 +115,15 @@ class JoinSpec:
     @property
     def left_outer(self) -> bool:
         """The left side emits null-padded rows (left / full outer; semi/anti track matches)."""
-        return self.kind in ("left", "full")
+        return self.kind in (LEFT_OUTER, FULL_OUTER)
 
     @property
     def right_outer(self) -> bool:
-        return self.kind in ("right", "full")
+        return self.kind in (RIGHT_OUTER, FULL_OUTER)
 
     @property
     def projects_right(self) -> bool:
-        return self.kind not in ("semi", "anti")
+        return self.kind not in SEMI_ANTI_KINDS
 
     def output_fields(self) -> tuple[tuple[str, str], ...]:
         fields = self.left.fields + (self.right.fields if self.projects_right else ())

@@ -93,11 +93,11 @@ from pyspark.sql.streaming.stateful_processor import (
 )
 
 from server_ext.joins.condition import column_refs, compile_condition
-from server_ext.joins.regular import PICKLED_STATE, Record, record_converter
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
     KIND,
+    LEFT_OUTER,
     LEFT_ROW,
     RIGHT,
     RIGHT_ROW,
@@ -106,6 +106,7 @@ from server_ext.joins.spec import (
     UPDATE_BEFORE,
     InputSpec,
 )
+from server_ext.joins.state import PICKLED_STATE, Record, record_converter
 from server_ext.joins.temporal_spec import LATE, TIME, TemporalSpec
 
 __all__ = ["TemporalJoinProcessor"]
@@ -129,7 +130,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         spec = self.spec
         self._handle = handle
         self._event = spec.time == "event"
-        self._outer = spec.kind == "left"
+        self._outer = spec.kind == LEFT_OUTER
         self._cond = compile_condition(spec.residual)
         self._to_left = record_converter(spec.left.fields)
         self._to_right = record_converter(spec.right.fields)
@@ -145,7 +146,7 @@ class TemporalJoinProcessor(StatefulProcessor):
     # ------------------------------------------------------------------ input rows
 
     def handleInputRows(
-        self, key: Any, rows: Iterator[Row], timerValues: TimerValues
+        self, key: Any, rows: Iterator[Any], timerValues: TimerValues
     ) -> Iterator[Row]:
         ordered = list(rows)
         if not ordered:

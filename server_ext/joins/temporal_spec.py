@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from server_ext.joins.spec import InputSpec, SideSpec, output_struct_ddl
+from server_ext.joins.spec import INNER, LEFT_OUTER, InputSpec, SideSpec, output_struct_ddl
 
 TIME = "__t"
 TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of transformWithState
@@ -49,7 +49,7 @@ LATE = 9  # __kind of a late probe row: not a RowKind; counted and dropped by th
 # The client counts LATE rows in this observed metric (field ``late_rows``) before dropping them.
 LATE_ROWS_METRIC = "tableapi_late_rows"
 
-TEMPORAL_KINDS = ("inner", "left")
+TEMPORAL_KINDS = (INNER, LEFT_OUTER)
 TIME_MODES = ("event", "processing")
 
 

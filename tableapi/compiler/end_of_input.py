@@ -25,9 +25,9 @@ from __future__ import annotations
 import uuid
 
 import attrs
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
-from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.connect.session import SparkSession
 
 # The end-of-input table's columns, and the marker column scans carry between union and filter.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql.connect import functions as F
-from pyspark.sql.connect.column import Column as SparkColumn
 
 from tableapi.errors import ValidationError
 from tableapi.expressions import (
@@ -84,13 +85,14 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, Cast):
         return to_spark(expr.expr, row).cast(expr.to.spark_ddl)
     if isinstance(expr, UserCall):
-        fn = expr.function
+        user = expr.function
         # An explicit type object and useArrow: F.udf would otherwise ask the *active* Spark
         # session (maybe another server's, or a stopped one) for its settings.
-        spark_udf = F.udf(fn.func, returnType=spark_type(fn.result_type), useArrow=False)
-        if not fn.deterministic:
+        spark_udf: Any = F.udf(user.func, returnType=spark_type(user.result_type), useArrow=False)
+        if not user.deterministic:
             spark_udf = spark_udf.asNondeterministic()
-        return spark_udf(*(to_spark(a, row) for a in expr.args))
+        column: SparkColumn = spark_udf(*(to_spark(a, row) for a in expr.args))
+        return column
     if isinstance(expr, Call):
         fn = expr.function
         args = [to_spark(a, row) for a in expr.args]

@@ -13,7 +13,8 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from pyspark.sql.connect.dataframe import DataFrame
+from pyspark.sql import DataFrame
+from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 from pyspark.sql.connect.plan import LocalRelation
 from pyspark.sql.connect.session import SparkSession
 from pyspark.sql.conversion import LocalDataToArrowConversion
@@ -38,7 +39,7 @@ def local_dataframe(
     if not data or len(data) * len(row) > _INLINE_CELLS:
         return spark.createDataFrame(data, schema=struct)
     table = LocalDataToArrowConversion.convert(data, struct, False)
-    return DataFrame(LocalRelation(table, schema=struct.json()), spark)
+    return ConnectDataFrame(LocalRelation(table, schema=struct.json()), spark)
 
 
 def _as_utc(values: tuple[Any, ...], stamps: list[int]) -> tuple[Any, ...]:

@@ -1,1 +1,52 @@
-"""The logical plan: immutable nodes that derive their row types and validate their input."""
+"""The logical plan: immutable nodes by family (sources, relational nodes, joins), what they
+mean on unbounded inputs (``changelog``), and their Flink-style text (``explain``)."""
+
+from tableapi.plan.base import BinaryNode, PlanNode, UnaryNode
+from tableapi.plan.joins import (
+    EquiKey,
+    IntervalBounds,
+    Join,
+    JoinKind,
+    MultiJoin,
+    TemporalJoin,
+    join_unique_keys,
+)
+from tableapi.plan.relational import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Hint,
+    Limit,
+    Project,
+    QueryHints,
+    Sort,
+    Union,
+)
+from tableapi.plan.sources import ElementsSource, FileSource, Scan, Source, SparkSource
+
+__all__ = [
+    "Aggregate",
+    "BinaryNode",
+    "Distinct",
+    "ElementsSource",
+    "EquiKey",
+    "FileSource",
+    "Filter",
+    "Hint",
+    "IntervalBounds",
+    "Join",
+    "JoinKind",
+    "Limit",
+    "MultiJoin",
+    "PlanNode",
+    "Project",
+    "QueryHints",
+    "Scan",
+    "Sort",
+    "Source",
+    "SparkSource",
+    "TemporalJoin",
+    "UnaryNode",
+    "Union",
+    "join_unique_keys",
+]

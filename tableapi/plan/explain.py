@@ -10,28 +10,30 @@ Example output::
 
 from __future__ import annotations
 
-from tableapi.plan.nodes import (
-    Aggregate,
-    Distinct,
-    Filter,
-    Join,
-    Limit,
-    MultiJoin,
-    PlanNode,
-    Project,
-    QueryHints,
-    Scan,
-    Sort,
-    TemporalJoin,
-    Union,
-)
-from tableapi.plan.streaming import (
+from collections.abc import Callable
+
+from tableapi.plan.base import PlanNode
+from tableapi.plan.changelog import (
+    JoinStrategy,
     StreamingOptions,
     changelog_mode,
     input_spec,
     join_strategy,
+    operator_tier,
     state_ttl_ms,
 )
+from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
+from tableapi.plan.relational import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Limit,
+    Project,
+    QueryHints,
+    Sort,
+    Union,
+)
+from tableapi.plan.sources import Scan
 
 
 def _table(name: str) -> str:
@@ -55,10 +57,10 @@ def _logical(node: PlanNode) -> str:
         return f"LogicalAggregate(group=[{{{', '.join(node.group_keys)}}}]{aggs})"
     if isinstance(node, Join):
         cond = "true" if node.condition is None else node.condition
-        return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.spark_how}])"
+        return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.logical_name}])"
     if isinstance(node, TemporalJoin):
         return (
-            f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.spark_how}], "
+            f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.logical_name}], "
             f"forSystemTimeAsOf=[{node.as_of}])"
         )
     if isinstance(node, Distinct):
@@ -178,17 +180,21 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
     extra = []
     if isinstance(node, Join):
         strategy = join_strategy(node, options)
-        extra.append(
-            "operator=[server_ext join processor]"
-            if strategy == "operator"
-            else "operator=[spark stream-stream join]"
-        )
+        if strategy is JoinStrategy.OPERATOR:
+            extra.append("operator=[server_ext join processor]")
+            extra.append(f"tier=[{operator_tier(node, options).value}]")
+        elif strategy is JoinStrategy.INTERVAL_OPERATOR:
+            extra.append("operator=[server_ext interval join processor]")
+            extra.append(f"tier=[{operator_tier(node, options).value}]")
+        else:
+            extra.append("operator=[spark stream-stream join]")
         for side in ("left", "right"):
             ttl = state_ttl_ms(node, side, options.default_ttl_ms)
             if ttl is not None:
                 extra.append(f"{side}StateTtl=[{ttl} ms]")
     if isinstance(node, MultiJoin):
         extra.append("operator=[server_ext multi-way join processor]")
+        extra.append(f"tier=[{operator_tier(node, options).value}]")
         if options.default_ttl_ms is not None:
             extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
@@ -199,6 +205,7 @@ def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None =
     """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
     optimized plan also shows changelog modes, join operators and state TTLs."""
     lines: list[str] = []
+    describe: Callable[[PlanNode], str]
     if optimized and streaming is not None:
         options = streaming
 

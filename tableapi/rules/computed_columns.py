@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tableapi.expressions import Column, Expression
-from tableapi.plan.nodes import PlanNode, Project, Scan
+from tableapi.plan import PlanNode, Project, Scan
 from tableapi.schema import ComputedColumn
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.plan.nodes import Filter, Hint, Join, PlanNode, Project, QueryHints, Scan
+from tableapi.plan import Filter, Hint, Join, PlanNode, Project, QueryHints, Scan
 
 
 def direct_table(node: PlanNode) -> str | None:

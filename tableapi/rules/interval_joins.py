@@ -6,7 +6,12 @@
 
 Example::
 
-    >>> bounds_of(col("o_t").between(col("s_t") - lit(4).hours, col("s_t")), ...)
+    >>> from tableapi.expressions import col, lit
+    >>> from tableapi.types import BIGINT, DataType, RowType, TimeKind
+    >>> rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+    >>> orders = RowType.of(("o_id", BIGINT), ("o_t", rowtime))
+    >>> shipments = RowType.of(("s_id", BIGINT), ("s_t", rowtime))
+    >>> bounds_of(col("o_t").between(col("s_t") - lit(4).hours, col("s_t")), orders, shipments)
     IntervalBounds(left_time='o_t', right_time='s_t', lower_ms=-14400000, upper_ms=0)
 """
 
@@ -17,7 +22,7 @@ import datetime as dt
 import attrs
 
 from tableapi.expressions import Call, Column, Expression, Literal, conjuncts
-from tableapi.plan.nodes import IntervalBounds, Join, JoinKind, PlanNode
+from tableapi.plan import IntervalBounds, Join, JoinKind, PlanNode
 from tableapi.types import RowType, TimeKind
 
 _INTERVAL_KINDS = (JoinKind.INNER, JoinKind.LEFT, JoinKind.RIGHT, JoinKind.FULL)

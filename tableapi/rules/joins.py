@@ -6,47 +6,60 @@ import itertools
 
 import attrs
 
-from tableapi.errors import ValidationError
-from tableapi.expressions import Call, Column, Expression, InTable, and_, conjuncts
-from tableapi.plan.nodes import EquiKey, Filter, Join, JoinKind, PlanNode, Project, TemporalJoin
+from tableapi.expressions import (
+    Call,
+    Column,
+    Expression,
+    InTable,
+    and_,
+    conjuncts,
+    in_table_term,
+)
+from tableapi.plan import EquiKey, Filter, Join, JoinKind, PlanNode, Project, TemporalJoin
 
 _fresh = itertools.count()
 
 
 def in_subquery_to_semi_join(plan: PlanNode) -> PlanNode:
-    """``where(col("x").in_(t))`` -> ``Join(LeftSemiJoin, x = t.c)`` (Flink does the same)."""
+    """``where(col("x").in_(t))`` -> ``Join(LeftSemiJoin, x = t.c)``, as Flink does; with
+    ``row(a, b).in_(t)`` one equality per column. ``~col("x").in_(t)`` (NOT IN) is Flink's
+    null-aware anti join: a row is kept when no row of ``t`` equals it or makes the
+    comparison NULL, so a NULL in ``t`` keeps no row, and a NULL ``x`` is kept only when
+    ``t`` is empty. Where neither side can be NULL that is a plain anti join (NOT EXISTS)."""
 
     def rewrite(node: PlanNode) -> PlanNode | None:
         if not isinstance(node, Filter):
             return None
         terms = conjuncts(node.condition)
-        subqueries = [t for t in terms if isinstance(t, InTable)]
-        for t in terms:
-            if not isinstance(t, InTable) and any(isinstance(e, InTable) for e in t.walk()):
-                raise ValidationError(
-                    f"IN with a table is supported only as a top-level AND term of where(); "
-                    f"found it inside {t}."
-                )
-        if not subqueries:
+        found = [(t, in_table_term(t)) for t in terms]
+        if all(sub is None for _, sub in found):
             return None
         current = node.input
-        for sub in subqueries:
-            query = sub.query
-            if len(query.row_type) != 1:
-                raise ValidationError(
-                    f"in_(table) needs a table with exactly one column; it has "
-                    f"[{', '.join(query.row_type.names)}]. select() the column first."
-                )
-            # A fresh name keeps the subquery's column from clashing with the outer row.
-            inner = f"__in_{next(_fresh)}"
-            renamed = Project(query, (Column(query.row_type.names[0]),), (inner,))
-            current = Join(
-                current, renamed, JoinKind.SEMI, Call("equals", (sub.expr, Column(inner)))
-            )
-        rest = [t for t in terms if not isinstance(t, InTable)]
+        rest = []
+        for term, sub in found:
+            if sub is None:
+                rest.append(term)
+            else:
+                current = _subquery_join(current, *sub)
         return Filter(current, and_(*rest)) if rest else current
 
     return plan.transform_up(rewrite)
+
+
+def _subquery_join(outer: PlanNode, sub: InTable, negated: bool) -> Join:
+    query = sub.query
+    # Fresh names keep the subquery's columns from clashing with the outer row.
+    n = next(_fresh)
+    inner = tuple(f"__in_{n}_{i}" for i in range(len(query.row_type)))
+    renamed = Project(query, tuple(Column(c) for c in query.row_type.names), inner)
+    equal = and_(*(Call("equals", (v, Column(c))) for v, c in zip(sub.values, inner, strict=True)))
+    if not negated:
+        return Join(outer, renamed, JoinKind.SEMI, equal)
+    nullable = any(v.type_in(outer.row_type).nullable for v in sub.values) or any(
+        f.type.nullable for f in query.row_type
+    )
+    condition = Call("or", (equal, Call("is_null", (equal,)))) if nullable else equal
+    return Join(outer, renamed, JoinKind.ANTI, condition)
 
 
 def merge_filters_into_inner_joins(plan: PlanNode) -> PlanNode:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.plan.nodes import Join, JoinKind, MultiJoin, PlanNode
+from tableapi.plan import Join, JoinKind, MultiJoin, PlanNode
 
 
 def merge_multi_joins(plan: PlanNode, max_tables: int) -> PlanNode:

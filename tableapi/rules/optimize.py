@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.plan.nodes import PlanNode
+from tableapi.plan import PlanNode
 from tableapi.rules.computed_columns import expand_computed_columns
 from tableapi.rules.hints import propagate_hints
 from tableapi.rules.interval_joins import classify_interval_joins

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tableapi import Schema, TableEnvironment, ValidationError, call, col, lit, udf
-from tableapi.plan.nodes import ElementsSource, Project, Scan
+from tableapi import Schema, TableEnvironment, ValidationError, call, col, lit, row, udf
+from tableapi.plan import ElementsSource, Project, Scan
 from tableapi.table import Table
 from tableapi.types import BIGINT, RowType
 
@@ -582,9 +582,20 @@ def test_in_with_a_table_nested_under_or(orders, products):
         orders.where(col("product_id").in_(ids) | (col("amount") > 1))
 
 
-def test_in_with_a_table_nested_under_not(orders, products):
+def test_not_in_with_a_table_nested_under_or(orders, products):
+    # NOT IN is a top-level term (a null-aware anti join, issue 11); under OR it is refused.
+    ids = products.select(col("id"))
     with pytest.raises(ValidationError, match="supported only as a top-level AND term"):
-        orders.where(~col("product_id").in_(products.select(col("id"))))
+        orders.where(~col("product_id").in_(ids) | (col("amount") > 1))
+
+
+def test_multi_column_in_needs_one_column_per_value(orders, products):
+    with pytest.raises(ValidationError, match=r"compares 2 values, but the table has 1 column"):
+        orders.where(row(col("product_id"), col("amount")).in_(products.select(col("id"))))
+    with pytest.raises(ValidationError, match=r"supported only on the left of in_\(table\)"):
+        orders.select(row(col("product_id"), col("amount")).alias("r"))
+    with pytest.raises(ValidationError, match=r"row\(\) needs at least two values"):
+        row(col("product_id"))
 
 
 @pytest.mark.parametrize("where", ["select", "join"])

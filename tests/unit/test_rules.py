@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tableapi import col, lit
+from tableapi import col, lit, row
 from tableapi.expressions import Column
-from tableapi.plan.nodes import EquiKey, Filter, Join, JoinKind, Project, QueryHints, Scan
+from tableapi.plan import EquiKey, Filter, Join, JoinKind, Project, QueryHints, Scan
 from tableapi.rules.computed_columns import expand_computed_columns
 from tableapi.rules.hints import direct_table, propagate_hints
 from tableapi.rules.joins import (
@@ -254,7 +254,8 @@ def test_in_table_becomes_a_left_semi_join(orders, product):
     plan = optimized(t)
     assert isinstance(plan, Join)
     assert plan.kind is JoinKind.SEMI
-    assert plan.row_type == orders.row_type
+    # The left columns (a regular join's output has no time attributes, as in Flink).
+    assert plan.row_type.names == orders.row_type.names
     (key,) = plan.equi_keys
     assert key.left == "product_id"
     assert key.right.startswith("__in_")
@@ -280,6 +281,35 @@ def test_two_in_tables_give_two_semi_joins(orders, product, shipments):
     semis = [j for j in joins(optimized(t)) if j.kind is JoinKind.SEMI]
     assert len(semis) == 2
     assert {j.right.input.table_names().pop() for j in semis} == {"Product", "Shipments"}
+
+
+def test_not_in_is_a_null_aware_anti_join(orders, product):
+    # Flink's NOT IN: a row of the subquery equal to x, or a NULL comparison, removes x.
+    plan = optimized(
+        orders.where(~col("product_id").in_(product.select(col("name").cast("BIGINT"))))
+    )
+    assert isinstance(plan, Join) and plan.kind is JoinKind.ANTI
+    assert not plan.equi_keys  # the OR keeps the condition whole
+    inner = plan.right.names[0]
+    assert str(plan.residual) == (f"((product_id = {inner}) OR ((product_id = {inner}) IS NULL))")
+
+
+def test_not_in_without_nullable_columns_is_a_plain_anti_join(orders, product):
+    # order_id is the primary key (NOT NULL) and so is Product.id: NOT IN = NOT EXISTS.
+    plan = optimized(orders.where(~col("order_id").in_(product.select(col("id")))))
+    assert isinstance(plan, Join) and plan.kind is JoinKind.ANTI
+    (key,) = plan.equi_keys
+    assert key.left == "order_id" and plan.residual is None
+
+
+def test_multi_column_in_is_a_semi_join_on_every_column(orders, product):
+    t = orders.where(
+        row(col("product_id"), col("currency")).in_(product.select(col("id"), col("name")))
+    )
+    plan = optimized(t)
+    assert isinstance(plan, Join) and plan.kind is JoinKind.SEMI
+    assert [k.left for k in plan.equi_keys] == ["product_id", "currency"]
+    assert plan.right.exprs[1].same_as(Column("name"))
 
 
 def test_in_values_is_not_a_semi_join(orders):

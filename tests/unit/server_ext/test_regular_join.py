@@ -15,9 +15,10 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming.tws_tester import TwsTester
 
 from server_ext.joins import join_processor
-from server_ext.joins.regular import FrozenDict, RegularJoinProcessor
+from server_ext.joins.regular import RegularJoinProcessor
 from server_ext.joins.semi_anti import SemiAntiJoinProcessor
 from server_ext.joins.spec import JoinSpec, time_mode
+from server_ext.joins.state import FrozenDict
 from tests.unit.server_ext.harness import (
     HUK,
     JKCUK,

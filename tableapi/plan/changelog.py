@@ -1,11 +1,17 @@
-"""What a plan means on unbounded inputs: changelog modes, join input specs, join strategy.
+"""What a plan means on unbounded inputs: changelog modes, join input specs (state layouts),
+join strategies and operator tiers, state TTLs, and which inputs are bounded.
 
-Each function derives a property from the (optimized) plan; none rewrites it.
+Each function derives a property from an (optimized) plan; none rewrites it.
 
 Example::
 
-    >>> changelog_mode(orders_scan)            # a file table with no op column
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> row = RowType.of(("id", BIGINT))
+    >>> changelog_mode(Scan("Orders", FileSource("/data/orders", "json"), row))
     <ChangelogMode.INSERT_ONLY: 'I'>
+    >>> changelog_mode(Scan("Orders", FileSource("/data/orders", "json", op_column="op"), row))
+    <ChangelogMode.ALL: 'I,UB,UA,D'>
 """
 
 from __future__ import annotations
@@ -16,25 +22,20 @@ import attrs
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.plan.nodes import (
-    ElementsSource,
-    FileSource,
-    Filter,
-    Join,
-    JoinKind,
-    MultiJoin,
-    PlanNode,
-    Project,
-    QueryHints,
-    Scan,
-    SparkSource,
-    TemporalJoin,
-    Union,
-)
-from tableapi.types import TimeKind
+from tableapi.expressions import conjuncts
+from tableapi.plan.base import PlanNode
+from tableapi.plan.joins import Join, JoinKind, MultiJoin, TemporalJoin
+from tableapi.plan.relational import Filter, Project, QueryHints, Union
+from tableapi.plan.sources import ElementsSource, FileSource, Scan, SparkSource
 
 # Operators that run in streaming mode; the others need a bounded input today.
 _STREAMING_NODES = (Scan, Project, Filter, Join, MultiJoin, TemporalJoin, Union, QueryHints)
+
+
+class OperatorTier(str, Enum):
+    """Where server_ext's stateful operators run (``table.exec.operator.tier``)."""
+
+    PYTHON = "python"  # transformWithState processors in the server's Python workers
 
 
 @attrs.frozen
@@ -43,6 +44,7 @@ class StreamingOptions:
 
     default_ttl_ms: int | None = None  # table.exec.state.ttl
     native_joins: bool = True  # table.exec.join.spark-native.enabled
+    operator_tier: OperatorTier = OperatorTier.PYTHON  # table.exec.operator.tier
 
 
 class ChangelogMode(Enum):
@@ -53,6 +55,15 @@ class ChangelogMode(Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class JoinStrategy(str, Enum):
+    """How a streaming join runs."""
+
+    NATIVE = "native"  # Spark's own stream-stream join
+    INTERVAL = "interval"  # Spark's stream-stream join with watermarks and time bounds
+    INTERVAL_OPERATOR = "interval-operator"  # server_ext's interval join processor
+    OPERATOR = "operator"  # a server_ext operator
 
 
 def changelog_mode(node: PlanNode) -> ChangelogMode:
@@ -85,6 +96,11 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
     return ChangelogMode.ALL
 
 
+def is_changelog(node: PlanNode) -> bool:
+    """Does ``node`` emit updates (and so carry the row-kind column)?"""
+    return changelog_mode(node) is ChangelogMode.ALL
+
+
 def input_spec(node: PlanNode, join_keys: tuple[str, ...]) -> str:
     """Flink's JoinInputSideSpec, chosen from the input's unique keys and the join keys."""
     keys = node.unique_keys
@@ -111,24 +127,48 @@ def state_ttl_ms(join: Join, side: str, default_ms: int | None) -> int | None:
     return default_ms
 
 
-def join_strategy(join: Join, options: StreamingOptions) -> str:
-    """``interval`` for interval joins; ``native`` when Spark's own stream-stream join has
-    the same semantics (an inner join of insert-only inputs on equi keys, without state TTL);
-    else ``operator`` (server_ext).
-    ``table.exec.join.spark-native.enabled = false`` forces the operator (benchmarks)."""
+def join_strategy(join: Join, options: StreamingOptions) -> JoinStrategy:
+    """Interval joins: ``interval`` (Spark's join) for inner ones, ``interval-operator``
+    (server_ext) for outer ones. Regular joins: ``native`` when Spark's own stream-stream
+    join has the same semantics (an inner join of insert-only inputs on equi keys, without
+    state TTL); else ``operator`` (server_ext).
+    ``table.exec.join.spark-native.enabled = false`` forces the operators (benchmarks)."""
     if join.interval is not None:
-        return "interval"  # Spark's stream-stream join with watermarks and the time bounds
+        # Inner: Spark's answer is Flink's (the pairs within the bounds; a NULL key never
+        # matches). Outer: Spark never pads an outer row whose residual condition fails,
+        # and drops outer rows with a NULL key (DESIGN.md), so server_ext runs them.
+        if options.native_joins and join.kind is JoinKind.INNER:
+            return JoinStrategy.INTERVAL
+        return JoinStrategy.INTERVAL_OPERATOR
     default_ttl_ms = options.default_ttl_ms
     native = (
         options.native_joins
         and join.kind is JoinKind.INNER
         and bool(join.equi_keys)
+        and not _residual_on_keys_only(join)
         and changelog_mode(join.left) is ChangelogMode.INSERT_ONLY
         and changelog_mode(join.right) is ChangelogMode.INSERT_ONLY
         and state_ttl_ms(join, "left", default_ttl_ms) is None
         and state_ttl_ms(join, "right", default_ttl_ms) is None
     )
-    return "native" if native else "operator"
+    return JoinStrategy.NATIVE if native else JoinStrategy.OPERATOR
+
+
+def _residual_on_keys_only(join: Join) -> bool:
+    """Does a residual term read the equi-key columns only (``a = b AND b <> a``)? Spark's
+    optimizer may fold it with the keys, leaving no equality: its stream-stream join then
+    fails ("without equality predicate"), where Flink gives the (empty) answer."""
+    if join.residual is None or not join.equi_keys:
+        return False
+    keys = {c for k in join.equi_keys for c in (k.left, k.right)}
+    return any(
+        term.column_names() and term.column_names() <= keys for term in conjuncts(join.residual)
+    )
+
+
+def operator_tier(node: PlanNode, options: StreamingOptions) -> OperatorTier:
+    """The tier that runs ``node``'s server_ext operator: the one place that chooses it."""
+    return options.operator_tier
 
 
 def is_bounded(scan: Scan) -> bool:
@@ -137,17 +177,20 @@ def is_bounded(scan: Scan) -> bool:
     return isinstance(scan.source, FileSource) and scan.source.bounded
 
 
+def _scans(plan: PlanNode) -> list[Scan]:
+    return [n for n in plan.walk() if isinstance(n, Scan)]
+
+
 def all_bounded(plan: PlanNode) -> bool:
     """Every input ends, so the query runs to the end of its input and stops."""
-    return all(is_bounded(n) for n in plan.walk() if isinstance(n, Scan))
+    return all(is_bounded(n) for n in _scans(plan))
 
 
 def needs_end_of_input(plan: PlanNode) -> bool:
     """Some bounded table has a watermark, which the end of its input moves to +infinity."""
     return any(
         is_bounded(n) and n.schema is not None and n.schema.watermark is not None
-        for n in plan.walk()
-        if isinstance(n, Scan)
+        for n in _scans(plan)
     )
 
 
@@ -156,10 +199,10 @@ def monitor_interval_ms(plan: PlanNode) -> int | None:
     trigger interval (Spark lists every directory once per micro-batch)."""
     intervals = [
         n.source.monitor_interval_ms
-        for n in plan.walk()
-        if isinstance(n, Scan) and isinstance(n.source, FileSource) and not n.source.bounded
+        for n in _scans(plan)
+        if isinstance(n.source, FileSource) and n.source.monitor_interval_ms is not None
     ]
-    return min(intervals, default=None)  # type: ignore[type-var]
+    return min(intervals, default=None)
 
 
 def check_streaming(plan: PlanNode) -> None:
@@ -181,28 +224,17 @@ def check_streaming(plan: PlanNode) -> None:
                     f"Table {node.table_name} wraps a batch Spark DataFrame; in streaming mode "
                     "pass a streaming one (spark.readStream...)."
                 )
-        if isinstance(node, TemporalJoin) and (
-            changelog_mode(node.left) is not ChangelogMode.INSERT_ONLY
-        ):
+        if isinstance(node, TemporalJoin) and is_changelog(node.left):
             raise ValidationError(
                 "The probe (left) side of a temporal join must be insert-only; "
                 f"[{', '.join(sorted(node.left.table_names()))}] is a changelog."
             )
         if isinstance(node, Join) and node.interval is not None:
             for side in (node.left, node.right):
-                if changelog_mode(side) is not ChangelogMode.INSERT_ONLY:
+                if is_changelog(side):
                     raise ValidationError(
                         f"An interval join needs insert-only inputs, but "
                         f"[{', '.join(sorted(side.table_names()))}] is a changelog "
                         "(changelog.op-column). Join it with a regular join, or read an "
                         "append-only table."
                     )
-        elif isinstance(node, Join | MultiJoin):
-            rowtime = [f.name for f in node.row_type if f.type.time_kind is TimeKind.ROWTIME]
-            if rowtime:
-                raise ValidationError(
-                    f"Rowtime attributes must not be in the input rows of a regular join: "
-                    f"{rowtime}. As a workaround, cast the time attributes of the input "
-                    f"tables to TIMESTAMP before the join, e.g. "
-                    f"col({rowtime[0]!r}).cast('TIMESTAMP(3)')."
-                )

@@ -1,0 +1,19 @@
+"""Spark confs that the client and the server agree on: the one place they are spelled.
+
+Example::
+
+    >>> STATE_STORE_PROVIDER
+    'spark.sql.streaming.stateStore.providerClass'
+"""
+
+#: The server sets it to its ``server_ext`` version; the client checks it on connect.
+VERSION_CONF = "spark.tableapi.serverExt.version"
+
+#: Chosen per streaming query: server_ext's Python processors (transformWithState) need
+#: RocksDB; Spark's native joins are faster on the default HDFS-backed store (DESIGN.md).
+STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+
+#: Off for processing-time queries: otherwise ``processAllAvailable()`` never returns.
+NO_DATA_MICRO_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"

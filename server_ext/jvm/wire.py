@@ -1,0 +1,183 @@
+"""The wire contract between the client and the JVM operator plugin (twin: ``Wire.java``).
+
+The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has type URL
+:data:`TYPE_URL` and, as value, this hand-encoded protobuf message (no protoc needed)::
+
+    message JvmOperator {
+      uint32   wire_version = 1;   // WIRE_VERSION: client and plugin must agree
+      string   operator     = 2;   // "join", or "probe" (is the plugin there, which version?)
+      Relation input        = 3;   // the tagged union of server_ext/joins/spec.py
+      string   spec_json    = 4;   // see spec_json()
+    }
+
+Change this module and ``Wire.java`` together, and bump :data:`WIRE_VERSION`.
+
+Example::
+
+    payload = encode_payload("join", union_relation_bytes, spec_json(spec, ["__k0"], output))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from server_ext.joins.spec import JoinSpec, SideSpec
+
+WIRE_VERSION = 1
+TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
+PLUGIN_CLASS = "tableapi.serverext.JoinPlugin"
+#: The one column of the plugin's answer to a probe.
+PROBE_COLUMN = f"tableapi_jvm_wire_{WIRE_VERSION}"
+#: What a Spark Connect server without the plugin answers to an extension relation.
+NO_HANDLER = "No handler found for extension"
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+_LONG = range(-(2**63), 2**63)
+
+
+def spec_json(spec: JoinSpec, key_names: Sequence[str], output_json: str) -> str:
+    """The spec of a join request: key column names, the output schema (a StructType's
+    ``json()``) and the :class:`JoinSpec` with its residual tree in JSON form.
+
+    Example::
+
+        spec_json(spec, ["__k0"], output_schema.json())
+    """
+    return json.dumps(
+        {
+            "keys": list(key_names),
+            "output": json.loads(output_json),
+            "join": {
+                "kind": spec.kind,
+                "left": _side(spec.left),
+                "right": _side(spec.right),
+                "null_safe": list(spec.null_safe),
+                "residual": None if spec.residual is None else encode_tree(spec.residual),
+                "output_names": list(spec.output_names),
+            },
+        },
+        allow_nan=False,
+    )
+
+
+def _side(side: SideSpec) -> dict[str, Any]:
+    return {
+        "fields": [list(f) for f in side.fields],
+        "input_spec": side.input_spec.value,
+        "unique_key": list(side.unique_key),
+        "ttl_ms": side.ttl_ms,
+    }
+
+
+def encode_tree(tree: tuple) -> list:
+    """A condition tree (``server_ext.joins.spec``) as JSON lists, literals tagged by type.
+
+    Example::
+
+        encode_tree(("call", "<", ("col", "l", 1), ("lit", Decimal("2.5"))))
+        # ['call', '<', ['col', 'l', 1], ['lit', {'decimal': '2.5'}]]
+    """
+    tag = tree[0]
+    if tag == "lit":
+        return ["lit", encode_literal(tree[1])]
+    if tag == "call":
+        return ["call", tree[1], *(encode_tree(a) for a in tree[2:])]
+    return list(tree)
+
+
+def encode_literal(value: Any) -> Any:
+    """A condition literal as JSON: scalars as they are, other types as ``{tag: value}``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if value not in _LONG:
+            raise ValueError(f"integer literal {value} is out of the BIGINT range")
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": str(value)}  # nan / inf / -inf
+    if isinstance(value, Decimal):
+        return {"decimal": str(value)}
+    if isinstance(value, dt.datetime):  # before date: a datetime is a date
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return {"timestamp": _micros(value - _EPOCH)}
+    if isinstance(value, dt.date):
+        return {"date": (value - _EPOCH_DAY).days}
+    if isinstance(value, dt.timedelta):
+        return {"interval": _micros(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"binary": bytes(value).hex()}
+    raise ValueError(f"the JVM operators cannot take the literal {value!r} in a join condition")
+
+
+def _micros(delta: dt.timedelta) -> int:
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+# -- protobuf, by hand ----------------------------------------------------------------------------
+
+
+def encode_payload(operator: str, input_relation: bytes | None = None, spec: str = "") -> bytes:
+    """The ``JvmOperator`` message: ``input_relation`` is a serialized ``Relation``."""
+    out = bytearray()
+    out += _key(1, 0) + _varint(WIRE_VERSION)
+    out += _bytes_field(2, operator.encode())
+    if input_relation is not None:
+        out += _bytes_field(3, input_relation)
+    if spec:
+        out += _bytes_field(4, spec.encode())
+    return bytes(out)
+
+
+def decode_payload(data: bytes) -> dict[int, int | bytes]:
+    """The fields of a ``JvmOperator`` message by number (for tests and debugging)."""
+    fields: dict[int, int | bytes] = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            fields[number], pos = _read_varint(data, pos)
+        elif wire_type == 2:
+            size, pos = _read_varint(data, pos)
+            fields[number], pos = data[pos : pos + size], pos + size
+        else:
+            raise ValueError(f"unexpected wire type {wire_type} for field {number}")
+    return fields
+
+
+def _key(number: int, wire_type: int) -> bytes:
+    return _varint(number << 3 | wire_type)
+
+
+def _bytes_field(number: int, value: bytes) -> bytes:
+    return _key(number, 2) + _varint(len(value)) + value
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        bits = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(bits | 0x80)
+        else:
+            out.append(bits)
+            return bytes(out)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7

@@ -1,0 +1,108 @@
+"""The compilers' common ground: one dispatch style and the node compilers both modes share.
+
+A compiler turns an optimized plan into a Spark Connect DataFrame with one ``visit_<Node>``
+method per node type (ibis's style); :meth:`Compiler.compile` dispatches and memoizes, so
+an input shared by two parents is compiled once. ``BatchCompiler`` (``batch.py``) and
+``StreamingCompiler`` (``streaming.py``) add what differs between the modes.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame
+from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.session import SparkSession
+
+from tableapi.compiler.expressions import ref, to_spark
+from tableapi.errors import ValidationError
+from tableapi.expressions import Column
+from tableapi.plan import Filter, Join, JoinKind, PlanNode, Project, QueryHints
+from tableapi.types import RowType
+
+# Table API hint name -> Spark's join strategy hint.
+SPARK_JOIN_HINTS = {
+    "BROADCAST": "broadcast",
+    "SHUFFLE_HASH": "shuffle_hash",
+    "SHUFFLE_MERGE": "merge",
+    "MERGE": "merge",
+    "SHUFFLE_REPLICATE_NL": "shuffle_replicate_nl",
+}
+# Join kind -> the ``how`` of Spark's ``DataFrame.join``.
+SPARK_HOW = {
+    JoinKind.INNER: "inner",
+    JoinKind.LEFT: "left",
+    JoinKind.RIGHT: "right",
+    JoinKind.FULL: "full",
+    JoinKind.SEMI: "left_semi",
+    JoinKind.ANTI: "left_anti",
+}
+
+
+class Compiler:
+    """Optimized plan -> DataFrame, one ``visit_<Node>`` method per node type."""
+
+    mode = ""  # named in the error for a node this compiler has no method for
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self._memo: dict[int, DataFrame] = {}
+
+    def compile(self, node: PlanNode) -> DataFrame:
+        """The DataFrame of ``node`` (compiled once per compiler, however often it is read)."""
+        key = id(node)
+        if key not in self._memo:
+            visit = getattr(self, f"visit_{type(node).__name__}", None)
+            if visit is None:
+                raise ValidationError(
+                    f"{type(node).__name__} cannot be compiled in {self.mode} mode."
+                )
+            self._memo[key] = visit(node)
+        return self._memo[key]
+
+    def carried_columns(self, node: PlanNode) -> list[SparkColumn]:
+        """Columns a node's rows carry besides its own (streaming: the row kind)."""
+        return []
+
+    # -- node compilers shared by both modes ---------------------------------------------------
+    def visit_Project(self, node: Project) -> DataFrame:
+        row = node.input.row_type
+        cols = [
+            ref(n) if isinstance(e, Column) and e.name == n else to_spark(e, row).alias(n)
+            for e, n in zip(node.exprs, node.names, strict=True)
+        ]
+        return self.compile(node.input).select(*cols, *self.carried_columns(node.input))
+
+    def visit_Filter(self, node: Filter) -> DataFrame:
+        return self.compile(node.input).filter(to_spark(node.condition, node.input.row_type))
+
+    def visit_QueryHints(self, node: QueryHints) -> DataFrame:
+        return self.compile(node.input)  # the hint rule has moved the hints onto the joins
+
+    def spark_join(self, node: Join) -> DataFrame:
+        """``node`` as Spark's own join, with its Spark join hints."""
+        if node.equi_keys is None:
+            raise ValidationError("compile the optimized plan: join conditions are not split")
+        left, right = self.compile(node.left), self.compile(node.right)
+        for hint, side in node.hints:
+            if hint.name in SPARK_JOIN_HINTS:
+                if side == "left":
+                    left = left.hint(SPARK_JOIN_HINTS[hint.name])
+                else:
+                    right = right.hint(SPARK_JOIN_HINTS[hint.name])
+        combined = node.left.row_type.fields + tuple(
+            f for f in node.right.row_type.fields if f.name not in node.left.row_type
+        )
+        terms = [
+            ref(k.left).eqNullSafe(ref(k.right)) if k.null_safe else ref(k.left) == ref(k.right)
+            for k in node.equi_keys
+        ]
+        if node.residual is not None:
+            terms.append(to_spark(node.residual, RowType(combined)))
+        if not terms:
+            if node.kind is JoinKind.INNER:
+                return left.crossJoin(right)
+            terms = [F.lit(True)]
+        condition = reduce(lambda a, b: a & b, terms)
+        return left.join(right, on=condition, how=SPARK_HOW[node.kind])

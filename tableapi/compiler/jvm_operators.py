@@ -1,0 +1,109 @@
+"""The client's way to server_ext's JVM operators: a Spark Connect extension relation that
+the server's ``tableapi.serverext.JoinPlugin`` turns into a Java ``flatMapGroupsWithState``.
+
+The input is the tagged union the compiler builds for the Python processors (``__k0..``,
+``__side``, ``__kind``, ``__seq``, ``__l``, ``__r``: see ``server_ext.joins.spec``); the
+output is ``__kind`` plus the join's fields, exactly as the Python processor's. The wire
+format is ``server_ext.jvm.wire``.
+
+Example::
+
+    if jvm_operators_available(spark):  # once per session
+        out = jvm_join(union, ["__k0"], spec, output_schema)
+    else:
+        out = union.groupBy("__k0").transformWithState(join_processor(spec), ...)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+from pyspark.errors import PySparkException
+from pyspark.sql.connect import proto
+from pyspark.sql.connect.client import SparkConnectClient
+from pyspark.sql.connect.dataframe import DataFrame
+from pyspark.sql.connect.plan import LogicalPlan
+from pyspark.sql.connect.session import SparkSession
+from pyspark.sql.types import ByteType, StructType
+
+from server_ext.joins.condition import column_refs, compile_condition
+from server_ext.joins.spec import KIND, JoinSpec
+from server_ext.jvm import wire
+
+__all__ = ["jvm_join", "jvm_operators_available"]
+
+
+class _JvmOperator(LogicalPlan):
+    """An extension relation: ``child`` (may be None for a probe) and a spec, sent as the
+    ``JvmOperator`` payload of ``server_ext.jvm.wire``."""
+
+    def __init__(self, child: LogicalPlan | None, operator: str, spec: str = "") -> None:
+        super().__init__(child)
+        self._operator = operator
+        self._spec = spec
+
+    def plan(self, session: SparkConnectClient) -> proto.Relation:
+        rel = self._create_proto_relation()
+        child = None if self._child is None else self._child.plan(session).SerializeToString()
+        rel.extension.type_url = wire.TYPE_URL
+        rel.extension.value = wire.encode_payload(self._operator, child, self._spec)
+        return rel
+
+
+def jvm_join(
+    union: DataFrame, key_names: Sequence[str], spec: JoinSpec, output: StructType
+) -> DataFrame:
+    """The join of ``union`` (the tagged union, grouped by ``key_names``) by the JVM operator
+    for ``spec``; ``output`` is ``__kind TINYINT NOT NULL`` then the join's fields.
+
+    Example::
+
+        out = jvm_join(union, ["__k0"], spec, _output_schema(node.row_type))
+        out.select(*names, "__kind")
+    """
+    missing = [k for k in key_names if k not in union.columns]
+    if missing or not key_names:
+        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
+    fields = output.fields
+    if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
+        raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
+    width = len(spec.output_fields())
+    if len(fields) != 1 + width:
+        raise ValueError(
+            f"the output schema has {len(fields) - 1} join fields, the {spec.kind} join gives "
+            f"{width}"
+        )
+    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
+    for side, index in column_refs(spec.residual):
+        if not 0 <= index < widths[side]:
+            raise ValueError(f"residual refers to field {index} of the {side} row ({widths[side]})")
+    compile_condition(spec.residual)  # unknown functions and bad arities fail here
+    payload = wire.spec_json(spec, key_names, output.json())
+    return DataFrame(_JvmOperator(union._plan, "join", payload), union.sparkSession)
+
+
+def jvm_operators_available(spark: SparkSession) -> bool:
+    """Does the server run server_ext's JVM operator plugin of this client's wire version?
+    One analyze round trip; call it once per session. A server without the plugin (or with
+    another version, which is also warned about) means the Python processors.
+
+    Example::
+
+        tier = "jvm" if jvm_operators_available(spark) else "python"
+    """
+    try:
+        schema = DataFrame(_JvmOperator(None, "probe"), spark).schema
+    except PySparkException as e:
+        text = str(e)
+        if wire.NO_HANDLER in text:
+            return False
+        if "speaks wire version" in text:
+            warnings.warn(
+                "the server's server_ext JVM plugin is of another version than this client: "
+                "using the Python operators (install the same flink-tableapi-spark on both)",
+                stacklevel=2,
+            )
+            return False
+        raise
+    return schema.names == [wire.PROBE_COLUMN]

@@ -1,0 +1,158 @@
+"""``TableConfig``: Flink-style string options, and the one place their keys are spelled.
+
+Example::
+
+    >>> config = TableConfig().set(STATE_TTL, "1 h")
+    >>> config.state_ttl_ms
+    3600000
+    >>> config.streaming_options().default_ttl_ms
+    3600000
+    >>> TableConfig().set(NATIVE_JOINS, "maybe").streaming_options()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: ...spark-native.enabled must be true or false, got 'maybe'.
+"""
+
+from __future__ import annotations
+
+from tableapi.durations import parse_duration_ms
+from tableapi.errors import ValidationError
+from tableapi.plan.changelog import OperatorTier, StreamingOptions
+
+# The options the product reads (Flink's names where Flink has the option).
+STATE_TTL = "table.exec.state.ttl"
+NATIVE_JOINS = "table.exec.join.spark-native.enabled"
+OPERATOR_TIER = "table.exec.operator.tier"
+MULTI_JOIN_ENABLED = "table.optimizer.multi-join.enabled"
+MULTI_JOIN_MAX_TABLES = "table.optimizer.multi-join.max-tables"
+CHECKPOINT_DIR = "execution.checkpointing.dir"
+PIPELINE_NAME = "pipeline.name"
+
+_NO_LIMIT = 1 << 30
+
+
+class TableConfig:
+    """Flink-style string options: ``env.config.set("table.exec.state.ttl", "1 h")``."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def set(self, key: str, value: object) -> TableConfig:
+        """Set an option; values are kept as strings, as in Flink. A value an option of the
+        product cannot take is refused here, naming the option and what it takes.
+
+        >>> TableConfig().set("pipeline.name", "orders-enrichment").get("pipeline.name")
+        'orders-enrichment'
+        >>> TableConfig().set(STATE_TTL, "soon")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Cannot read table.exec.state.ttl 'soon': ...
+        """
+        previous = self._values.get(key)
+        self._values[key] = str(value)
+        try:
+            self._check(key)
+        except ValidationError:
+            if previous is None:
+                del self._values[key]
+            else:
+                self._values[key] = previous
+            raise
+        return self
+
+    def _check(self, key: str) -> None:
+        """Read ``key`` the way the planner will, so that a bad value fails now."""
+        if key == STATE_TTL:
+            _ = self.state_ttl_ms
+        elif key in (NATIVE_JOINS, MULTI_JOIN_ENABLED):
+            self.flag(key, False)
+        elif key == MULTI_JOIN_MAX_TABLES:
+            self._max_tables()
+        elif key == OPERATOR_TIER:
+            self.operator_tier()
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The option's value, or ``default``.
+
+        >>> TableConfig().get("execution.checkpointing.dir") is None
+        True
+        """
+        return self._values.get(key, default)
+
+    def to_dict(self) -> dict[str, str]:
+        """Every option set, as a dict.
+
+        >>> TableConfig().set(STATE_TTL, "1 d").to_dict()
+        {'table.exec.state.ttl': '1 d'}
+        """
+        return dict(self._values)
+
+    def flag(self, key: str, default: bool) -> bool:
+        """A true/false option; anything else is an error naming the option.
+
+        >>> TableConfig().flag(MULTI_JOIN_ENABLED, False)
+        False
+        """
+        value = self._values.get(key)
+        if value is None:
+            return default
+        lowered = value.strip().lower()
+        if lowered not in ("true", "false"):
+            raise ValidationError(f"{key} must be true or false, got {value!r}.")
+        return lowered == "true"
+
+    @property
+    def state_ttl_ms(self) -> int | None:
+        """``table.exec.state.ttl`` in milliseconds; None (or 0) keeps join state forever.
+
+        >>> TableConfig().set(STATE_TTL, "0").state_ttl_ms is None
+        True
+        """
+        value = self._values.get(STATE_TTL)
+        return (parse_duration_ms(value, STATE_TTL) or None) if value else None
+
+    def multi_join_max_tables(self, streaming: bool) -> int | None:
+        """Streaming with ``table.optimizer.multi-join.enabled``: the most inputs one
+        multi-way join takes (``table.optimizer.multi-join.max-tables``, no limit by
+        default); None otherwise.
+
+        >>> TableConfig().set(MULTI_JOIN_ENABLED, "true").multi_join_max_tables(True) > 10
+        True
+        >>> TableConfig().set(MULTI_JOIN_ENABLED, "true").multi_join_max_tables(False) is None
+        True
+        """
+        if not streaming or not self.flag(MULTI_JOIN_ENABLED, False):
+            return None
+        return self._max_tables()
+
+    def _max_tables(self) -> int:
+        value = self._values.get(MULTI_JOIN_MAX_TABLES)
+        if value is None:
+            return _NO_LIMIT
+        if not value.strip().isdigit() or int(value) < 3:
+            raise ValidationError(
+                f"{MULTI_JOIN_MAX_TABLES} must be a whole number of at least 3 "
+                f"(a multi-way join joins 3 or more tables), got {value!r}."
+            )
+        return int(value)
+
+    def operator_tier(self) -> OperatorTier:
+        """``table.exec.operator.tier``: where server_ext's operators run.
+
+        >>> TableConfig().operator_tier().value
+        'python'
+        """
+        value = self._values.get(OPERATOR_TIER, OperatorTier.PYTHON.value).strip().lower()
+        try:
+            return OperatorTier(value)
+        except ValueError:
+            raise ValidationError(
+                f"{OPERATOR_TIER} must be one of {[t.value for t in OperatorTier]}, "
+                f"got {self._values.get(OPERATOR_TIER)!r}."
+            ) from None
+
+    def streaming_options(self) -> StreamingOptions:
+        """What streaming planning reads from the options."""
+        return StreamingOptions(
+            self.state_ttl_ms, self.flag(NATIVE_JOINS, True), self.operator_tier()
+        )

@@ -1,0 +1,78 @@
+"""Execution: an optimized plan becomes a DataFrame, a running query or an insert.
+
+One executor per environment, chosen by its mode once (:func:`executor_for`); ``Table``
+reaches it through its environment. ``batch.py`` runs finished jobs, ``streaming.py``
+starts streaming queries (bounded runs, sinks, checkpoints, the state store per query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+import attrs
+from pyspark.sql import DataFrame
+from pyspark.sql.connect.session import SparkSession
+
+from tableapi.config import TableConfig
+from tableapi.plan import PlanNode
+from tableapi.result import Guard, TableResult
+from tableapi.session import server_call
+from tableapi.types import RowType
+
+
+@attrs.frozen
+class FileSink:
+    """Where ``execute_insert`` writes: a catalog table's files."""
+
+    name: str
+    path: str
+    format: str
+    row_type: RowType  # its physical columns
+
+
+class Executor(Protocol):
+    """What the API asks of execution; each method takes an optimized plan."""
+
+    def to_spark(self, plan: PlanNode) -> DataFrame:
+        """The DataFrame the plan compiles to (streaming: a streaming DataFrame)."""
+        ...
+
+    def execute(self, plan: PlanNode, row_type: RowType) -> TableResult:
+        """Run the plan: a finished batch result, or a running streaming query."""
+        ...
+
+    def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> TableResult:
+        """Write the plan's rows (the sink's physical columns, in order) into ``sink``."""
+        ...
+
+
+@attrs.frozen
+class Server:
+    """The server an executor runs on: its session (connected on first use) and its URL."""
+
+    session: Callable[[], SparkSession]
+    url: Callable[[], str]
+
+    def guard(self, advice: str) -> Guard:
+        """Calls that fail because this server went away raise an error naming it, what was
+        being done, and ``advice``."""
+
+        def guarded(doing: str) -> AbstractContextManager[None]:
+            return server_call(self.url(), doing, advice)
+
+        return guarded
+
+
+def executor_for(mode: str, server: Server, config: TableConfig) -> Executor:
+    """The executor of an environment in ``mode``."""
+    from tableapi.execution.batch import BatchExecutor
+    from tableapi.execution.streaming import StreamingExecutor
+
+    if mode == "batch":
+        return BatchExecutor(server)
+    return StreamingExecutor(server, config)
+
+
+__all__ = ["Executor", "FileSink", "Server", "executor_for"]

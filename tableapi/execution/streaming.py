@@ -1,0 +1,213 @@
+"""Streaming execution: start a query over the compiled stream and hand back its result.
+
+A query whose inputs are all bounded runs to their end before ``execute()`` returns (the
+end moves event time to +infinity, see ``compiler/end_of_input.py``); otherwise it keeps
+running and the result reads what it has emitted so far. The state store is chosen per
+query (server_ext's Python processors need RocksDB; Spark's native joins are faster on the
+HDFS-backed store), and with ``execution.checkpointing.dir`` + ``pipeline.name`` a restarted
+job resumes from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.session import SparkSession
+
+from server_ext.conf import (
+    HDFS_PROVIDER,
+    NO_DATA_MICRO_BATCHES,
+    ROCKSDB_PROVIDER,
+    STATE_STORE_PROVIDER,
+)
+from tableapi.compiler import CompiledStream, compile_stream
+from tableapi.compiler.end_of_input import EndOfInput
+from tableapi.config import CHECKPOINT_DIR, PIPELINE_NAME, TableConfig
+from tableapi.errors import ValidationError
+from tableapi.execution import FileSink, Server
+from tableapi.plan import PlanNode
+from tableapi.plan.changelog import (
+    ChangelogMode,
+    changelog_mode,
+    check_streaming,
+    needs_end_of_input,
+)
+from tableapi.plan.explain import render
+from tableapi.result import StreamingTableResult
+from tableapi.types import RowType
+
+
+class StreamingExecutor:
+    """Runs optimized plans as Spark streaming queries."""
+
+    def __init__(self, server: Server, config: TableConfig) -> None:
+        self._server = server
+        self._spark: Callable[[], SparkSession] = server.session
+        self._config = config
+
+    def _resume_advice(self, job: str | None) -> str:
+        """What to do after the server of a running query went away."""
+        checkpoints = self._config.get(CHECKPOINT_DIR)
+        if checkpoints and job:
+            return (
+                f"Start the server again and re-submit the same query with "
+                f"{CHECKPOINT_DIR}={checkpoints} and {PIPELINE_NAME}={job}: it resumes from "
+                "its last checkpoint, with no change lost or repeated."
+            )
+        return (
+            f"The query had no checkpoint: start the server again and re-run it from the start "
+            f"(set {CHECKPOINT_DIR} and {PIPELINE_NAME} to make a restarted query resume)."
+        )
+
+    def to_spark(self, plan: PlanNode) -> DataFrame:
+        check_streaming(plan)
+        compiled = compile_stream(plan, self._spark(), self._config.streaming_options())
+        self._configure_for(compiled)
+        return compiled.dataframe
+
+    def execute(self, plan: PlanNode, row_type: RowType) -> StreamingTableResult:
+        check_streaming(plan)
+        guard = self._server.guard(self._resume_advice(self._config.get(PIPELINE_NAME)))
+        with self._compiled(plan) as compiled:
+            writer, output = self._result_sink(compiled)
+            with guard("running the query"):
+                query, cleanup = self._start(compiled, writer)
+        has_kind = compiled.mode is ChangelogMode.ALL
+        return StreamingTableResult(query, output, row_type, has_kind, cleanup, guard)
+
+    def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> StreamingTableResult:
+        check_streaming(plan)
+        if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY:
+            raise ValidationError(
+                f"Table sink '{sink.name}' doesn't support consuming update and delete changes "
+                f"which are produced by {_first_updating_node(plan)}. The filesystem sink is "
+                "append-only: insert an insert-only query (e.g. an inner join of insert-only "
+                "tables), or use execute() to see the changelog."
+            )
+        if overwrite:
+            raise ValidationError("overwrite=True is for batch mode; a streaming insert appends.")
+        checkpoints = self._config.get(CHECKPOINT_DIR)
+        job = self._config.get(PIPELINE_NAME) or f"insert-into-{sink.name}"
+        # A file sink needs a checkpoint; by default it sits beside the data ('_' names are
+        # not read as data).
+        location = (
+            f"{checkpoints.rstrip('/')}/{job}"
+            if checkpoints
+            else f"{sink.path.rstrip('/')}/_checkpoint"
+        )
+        guard = self._server.guard(self._resume_advice(job if checkpoints else None))
+        with self._compiled(plan) as compiled:
+            writer = (
+                compiled.dataframe.writeStream.format(sink.format)
+                .option("path", sink.path)
+                .option("checkpointLocation", location)
+            )
+            with guard(f"inserting into {sink.name}"):
+                query, cleanup = self._start(compiled, writer)
+        return StreamingTableResult(query, None, sink.row_type, False, cleanup, guard)
+
+    @contextlib.contextmanager
+    def _compiled(self, plan: PlanNode) -> Iterator[CompiledStream]:
+        """The compiled query, with the end-of-input table of a query reading bounded tables
+        with watermarks: created before compiling (the compiler analyzes plans that read
+        it), dropped if the query does not start."""
+        spark = self._spark()
+        end = EndOfInput.new() if needs_end_of_input(plan) else None
+        if end:
+            end.create(spark)
+        try:
+            yield compile_stream(plan, spark, self._config.streaming_options(), end)
+        except BaseException:
+            if end:
+                end.drop(spark)
+            raise
+
+    def _result_sink(self, compiled: CompiledStream) -> tuple[Any, Callable[[], DataFrame]]:
+        """Where ``execute()`` keeps the changelog, and how the result reads it back."""
+        spark = self._spark()
+        df = compiled.dataframe
+        checkpoints = self._config.get(CHECKPOINT_DIR)
+        name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
+        if not checkpoints:
+            writer = df.writeStream.format("memory").queryName(name)
+            return writer, lambda: spark.table(name)
+        # Spark's memory sink cannot resume from a checkpoint: a checkpointed job writes its
+        # changelog as Parquet beside the checkpoint, and a restarted job appends to it.
+        base = f"{checkpoints.rstrip('/')}/{self._config.get(PIPELINE_NAME) or name}"
+        changelog = f"{base}/changelog"
+        writer = (
+            df.writeStream.format("parquet")
+            .option("path", changelog)
+            .option("checkpointLocation", f"{base}/checkpoint")
+        )
+        schema = df.schema  # no data files yet: nothing to infer from
+
+        def output() -> DataFrame:
+            # Files are written batch after batch: their times give the changelog's order.
+            read = spark.read.schema(schema).parquet(changelog)
+            order = F.col("_metadata.file_modification_time")
+            return read.orderBy(order, F.col("_metadata.file_name")).select(*read.columns)
+
+        return writer, output
+
+    def _start(
+        self, compiled: CompiledStream, writer: Any
+    ) -> tuple[Any, Callable[[], None] | None]:
+        """Start a streaming query. With only bounded inputs it runs to their end (event time
+        then moves to +infinity) and stops; with some, their end is signalled once they are
+        read. Returns the query and what to clean up when it is cancelled (if anything)."""
+        spark = self._spark()
+        end = compiled.end_of_input
+        if compiled.trigger_ms:
+            writer = writer.trigger(processingTime=f"{compiled.trigger_ms} milliseconds")
+        self._configure_for(compiled)
+        query = None
+        try:
+            query = writer.outputMode("append").start()
+            if compiled.bounded or end:
+                # Spark reads every file present in the first micro-batch: once it is done,
+                # the bounded inputs are read.
+                query.processAllAvailable()
+            if end:
+                end.signal(spark)
+                if compiled.bounded:
+                    query.processAllAvailable()
+                if compiled.bounded and compiled.processing_time:
+                    # No-data micro-batches are off (ProcessingTime queries): a second signal
+                    # runs the batch that sees the watermark at +infinity.
+                    end.signal(spark)
+                    query.processAllAvailable()
+            if compiled.bounded:
+                query.stop()
+        except BaseException:
+            if query is not None:
+                query.stop()
+            raise
+        if end and compiled.bounded:
+            end.drop(spark)
+            return query, None
+        return query, (lambda: end.drop(spark)) if end else None
+
+    def _configure_for(self, compiled: CompiledStream) -> None:
+        """Session settings the next streaming query needs (they apply at its start)."""
+        conf = self._spark().conf
+        provider = ROCKSDB_PROVIDER if compiled.uses_operator else HDFS_PROVIDER
+        conf.set(STATE_STORE_PROVIDER, provider)
+        if compiled.processing_time:
+            conf.set(NO_DATA_MICRO_BATCHES, "false")
+
+
+def _first_updating_node(plan: PlanNode) -> str:
+    """The lowest node that turns insert-only inputs into updates (for error messages)."""
+    for node in reversed(list(plan.walk())):
+        inputs_insert_only = all(
+            changelog_mode(i) is ChangelogMode.INSERT_ONLY for i in node.inputs
+        )
+        if changelog_mode(node) is ChangelogMode.ALL and inputs_insert_only:
+            return render(node, optimized=True).splitlines()[0]
+    return "its input"

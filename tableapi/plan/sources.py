@@ -1,0 +1,93 @@
+"""Where rows come from: the sources of catalog tables, and the scan that reads one.
+
+Example::
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> orders = Scan("Orders", FileSource("/data/orders", "json"), RowType.of(("id", BIGINT)))
+    >>> orders.source.bounded, sorted(orders.table_names())
+    (True, ['Orders'])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tableapi.plan.base import PlanNode
+from tableapi.schema import Schema
+from tableapi.types import RowType
+
+
+@attrs.frozen(eq=False)
+class FileSource:
+    """Files under ``path`` in ``format`` (json, csv, parquet), read with Spark's readers."""
+
+    path: str
+    format: str
+    options: tuple[tuple[str, str], ...] = ()
+    # ``changelog.op-column``: the column holding each row's kind (+I/-U/+U/-D or I/UB/UA/D);
+    # read from the files, never part of the table.
+    op_column: str | None = None
+    # ``source.monitor-interval``: the directory is watched for new files (unbounded);
+    # None: bounded, the files present when the query starts (Flink's default).
+    monitor_interval_ms: int | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.monitor_interval_ms is None
+
+    def __str__(self) -> str:
+        return f"filesystem, path={self.path}, format={self.format}"
+
+
+@attrs.frozen(eq=False)
+class ElementsSource:
+    """Rows given inline (``env.from_elements``)."""
+
+    rows: tuple[tuple[Any, ...], ...]
+
+    def __str__(self) -> str:
+        return f"values, {len(self.rows)} rows"
+
+
+@attrs.frozen(eq=False)
+class SparkSource:
+    """A Spark Connect DataFrame handed in by the user (``env.from_spark``)."""
+
+    dataframe: Any
+
+    def __str__(self) -> str:
+        return "spark dataframe"
+
+
+Source = FileSource | ElementsSource | SparkSource
+
+
+@attrs.frozen(eq=False)
+class Scan(PlanNode):
+    """Reads a table. Before the computed-column rule it shows every column of the schema;
+    after it (``physical_only``) just the physical ones, with a projection above."""
+
+    table_name: str
+    source: Source
+    declared: RowType | Schema
+    physical_only: bool = False
+
+    def derive_row_type(self) -> RowType:
+        if isinstance(self.declared, Schema):
+            return self.declared.physical_row_type if self.physical_only else self.declared.row_type
+        return self.declared
+
+    @property
+    def schema(self) -> Schema | None:
+        return self.declared if isinstance(self.declared, Schema) else None
+
+    def scanned_tables(self) -> frozenset[str]:
+        return frozenset((self.table_name,))
+
+    @property
+    def unique_keys(self) -> tuple[tuple[str, ...], ...]:
+        pk = self.schema.primary_key if self.schema else ()
+        return (pk,) if pk else ()

@@ -1,0 +1,690 @@
+"""Random small workloads, one family at a time.
+
+Each case is drawn from its own ``random.Random(f"{seed}-{n}")``: case ``n`` of seed ``S`` is the
+same case whatever else runs. Tables are tiny (0-6 rows) over tiny domains, so duplicate
+keys, NULL keys and NULL values are common.
+
+No case's answer depends on timing in Flink: event times of a table never fall behind its
+own watermark (each row's time is at least its table's largest time so far minus the
+watermark delay plus one second), versioned tables have one row per (key, time), and a
+changelog table is one file read in order.
+
+Families: regular, changelog, interval, temporal, multiway, computed, subquery; ``lookup``
+is reserved (lookup joins are not built yet): add its generator to ``FAMILIES``.
+
+Example:
+    >>> case = generate("regular", seed=1, n=0)
+    >>> case["id"], case["family"]
+    ('1-0', 'regular')
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from tests.conformance.model import Case, Pred, Query, output_columns, table
+
+T0 = "2024-01-01 00:00:"
+NULL_P = 0.15
+VALUE_TYPES = ("INT", "BIGINT", "STRING", "DOUBLE", "DECIMAL(10, 2)", "BOOLEAN")
+
+
+def ts(second: int) -> str:
+    """An event time `second` seconds after 2024-01-01 00:00:00, as JSON text.
+
+    Example:
+        >>> ts(5)
+        '2024-01-01 00:00:05.000'
+    """
+    return f"{T0}{second:02d}.000"
+
+
+def category(ty: str) -> str:
+    """Types that compare with each other: num, str, bool, ts.
+
+    Example:
+        >>> category("DECIMAL(10, 2)"), category("STRING")
+        ('num', 'str')
+    """
+    if ty.startswith(("INT", "BIGINT", "DOUBLE", "DECIMAL")):
+        return "num"
+    if ty == "STRING":
+        return "str"
+    if ty == "BOOLEAN":
+        return "bool"
+    return "ts"
+
+
+def value(rng: random.Random, ty: str, nullable: bool = True) -> Any:
+    """A random value of a type, from a tiny domain; NULL with probability NULL_P."""
+    if nullable and rng.random() < NULL_P:
+        return None
+    if ty in ("INT", "BIGINT"):
+        return rng.randint(0, 4)
+    if ty == "DOUBLE":
+        return rng.choice([0.5, 1.25, 2.0, 3.75])
+    if ty.startswith("DECIMAL"):
+        return rng.choice([0.5, 1.25, 2.0, 3.1])
+    if ty == "STRING":
+        return rng.choice(["x", "y", "z"])
+    if ty == "BOOLEAN":
+        return rng.choice([True, False])
+    raise ValueError(ty)
+
+
+def key_value(rng: random.Random, ty: str, nullable: bool = True) -> Any:
+    """A join key: 1-3 (or k1-k3), NULL with probability NULL_P when nullable."""
+    if nullable and rng.random() < NULL_P:
+        return None
+    k = rng.randint(1, 3)
+    return k if ty in ("INT", "BIGINT") else f"k{k}"
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+
+class TableSpec:
+    """What to draw for one table."""
+
+    def __init__(
+        self,
+        name: str,
+        key_type: str = "INT",
+        values: int = 1,
+        pk: bool = False,
+        changelog: bool = False,
+        rowtime: bool = False,
+        computed: int = 0,
+        versioned: bool = False,  # one row per (key, time): a temporal join's build side
+        max_rows: int = 5,
+    ) -> None:
+        self.name = name
+        self.prefix = name.lower()
+        self.key_type = key_type
+        self.values = values
+        self.pk = pk
+        self.changelog = changelog
+        self.rowtime = rowtime
+        self.computed = computed
+        self.versioned = versioned
+        self.max_rows = max_rows
+
+
+def gen_table(rng: random.Random, spec: TableSpec, value_types: tuple[str, ...] = VALUE_TYPES):
+    p = spec.prefix
+    key = f"{p}_k"
+    columns = [(key, spec.key_type)]
+    for i in range(spec.values):
+        columns.append((f"{p}_v{i}" if i else f"{p}_v", rng.choice(value_types)))
+    rowtime = f"{p}_rt" if spec.rowtime else None
+    if rowtime:
+        columns.append((rowtime, "TIMESTAMP(3)"))
+    pk = [key] if spec.pk else []
+    delay = rng.randint(1, 3) if rowtime else 0
+    computed = [_computed(rng, p, columns, i) for i in range(spec.computed)]
+    rows = _rows(rng, spec, columns, delay)
+    cuts: list[int] = []
+    if len(rows) > 1:
+        cuts = sorted(rng.sample(range(1, len(rows)), min(len(rows) - 1, rng.randint(1, 2))))
+    return table(
+        spec.name,
+        columns,
+        rows=rows,
+        primary_key=pk,
+        rowtime=rowtime,
+        watermark_delay_s=delay,
+        computed=computed,
+        changelog=spec.changelog,
+        files=cuts,
+    )
+
+
+def _computed(rng: random.Random, p: str, columns: list, i: int) -> tuple[str, str, str]:
+    """A computed column over the table's physical columns (SQL both sides parse)."""
+    name = f"{p}_c{i}" if i else f"{p}_c"
+    choices: list[tuple[str, str]] = []
+    for c, ty in columns:
+        if ty in ("INT", "BIGINT"):
+            choices += [
+                (f"{c} * 2", ty),
+                (f"{c} + 1", ty),
+                (f"COALESCE({c}, 0)", ty),
+                (f"CAST({c} AS STRING)", "STRING"),
+                (f"CASE WHEN {c} > 2 THEN 'hi' ELSE 'lo' END", "STRING"),
+            ]
+        elif ty == "STRING":
+            choices += [(f"UPPER({c})", "STRING"), (f"CONCAT({c}, '!')", "STRING")]
+        elif ty == "DOUBLE":
+            choices += [(f"{c} * 2", "DOUBLE")]
+        elif ty == "TIMESTAMP(3)":
+            choices += [(f"{c} + INTERVAL '1' SECOND", "TIMESTAMP(3)")]
+    expr, ty = rng.choice(choices)
+    return name, expr, ty
+
+
+def _row(rng: random.Random, spec: TableSpec, columns: list, key: Any, t: int | None) -> list:
+    out = []
+    for c, ty in columns:
+        if c.endswith("_k"):
+            out.append(key)
+        elif ty == "TIMESTAMP(3)":
+            out.append(ts(t if t is not None else 0))
+        else:
+            out.append(value(rng, ty))
+    return out
+
+
+def _rows(rng: random.Random, spec: TableSpec, columns: list, delay: int) -> list:
+    n = rng.randint(0, spec.max_rows)
+    times = _times(rng, n, delay) if spec.rowtime else [None] * n
+    if spec.versioned:  # one row per (key, time): the version valid at a time is one row
+        used: set = set()
+        rows = []
+        for t in times:
+            k = key_value(rng, spec.key_type, nullable=False)
+            if (k, t) not in used:
+                used.add((k, t))
+                rows.append(["+I", _row(rng, spec, columns, k, t)])
+        return rows
+    if not spec.changelog:
+        if spec.pk:  # unique keys
+            keys = list(dict.fromkeys(key_value(rng, spec.key_type, False) for _ in range(n)))
+            return [
+                ["+I", _row(rng, spec, columns, k, t)] for k, t in zip(keys, times, strict=False)
+            ]
+        return [["+I", _row(rng, spec, columns, key_value(rng, spec.key_type), t)] for t in times]
+    return _changelog(rng, spec, columns, n, times)
+
+
+def _times(rng: random.Random, n: int, delay: int) -> list[int]:
+    """Event times (seconds) that never fall behind the table's watermark."""
+    out: list[int] = []
+    top = -1
+    for _ in range(n):
+        lo = max(0, top - delay + 1)
+        t = rng.randint(lo, max(lo, top) + 3) if top >= 0 else rng.randint(0, 3)
+        out.append(t)
+        top = max(top, t)
+    return out
+
+
+def _changelog(rng: random.Random, spec: TableSpec, columns: list, n: int, times: list) -> list:
+    """A valid changelog: retract only rows that are there; -U directly before +U; with a
+    primary key, at most one row alive per key and an update keeps the key."""
+    alive: list[list] = []
+    out: list = []
+    steps = max(n, 1) + rng.randint(0, 3)
+    for i in range(steps):
+        t = times[min(i, len(times) - 1)] if times and times[0] is not None else None
+        choice = rng.random()
+        if not alive or choice < 0.5:
+            if spec.pk:
+                taken = {r[0] for r in alive}
+                free = [k for k in (1, 2, 3) if _key(spec, k) not in taken]
+                if not free:
+                    continue
+                k = _key(spec, rng.choice(free))
+            else:
+                k = key_value(rng, spec.key_type)
+            row = _row(rng, spec, columns, k, t)
+            alive.append(row)
+            out.append(["+I", row])
+        elif choice < 0.75:
+            row = alive.pop(rng.randrange(len(alive)))
+            out.append(["-D", row])
+        else:
+            old = alive.pop(rng.randrange(len(alive)))
+            k = old[0] if spec.pk else key_value(rng, spec.key_type)
+            new = _row(rng, spec, columns, k, t)
+            out += [["-U", old], ["+U", new]]
+            alive.append(new)
+    return out
+
+
+def _key(spec: TableSpec, k: int) -> Any:
+    return k if spec.key_type in ("INT", "BIGINT") else f"k{k}"
+
+
+# -- predicates --------------------------------------------------------------------------------
+
+
+def residual(rng: random.Random, left: list, right: list) -> Pred | None:
+    """A predicate over columns of both sides (or of one side and a literal); None when the
+    columns offer none."""
+    pairs = [
+        (a, b)
+        for a, ta in left
+        for b, tb in right
+        if category(ta) == category(tb) and category(ta) in ("num", "str", "ts")
+    ]
+    r = rng.random()
+    if pairs and r < 0.6:
+        a, b = rng.choice(pairs)
+        if rng.random() < 0.5:
+            a, b = b, a
+        return {"cmp": rng.choice(["<", "<=", ">", ">=", "<>", "="]), "left": a, "right": b}
+    one_side = [(c, t) for c, t in left + right if category(t) in ("num", "str")]
+    if one_side and r < 0.85:
+        c, t = rng.choice(one_side)
+        lit_value = rng.randint(0, 4) if category(t) == "num" else rng.choice(["x", "y"])
+        return {"cmp": rng.choice(["<", ">", "<>", "="]), "left": c, "value": lit_value}
+    cols = [c for c, _ in left + right if not c.endswith("_rt")]
+    if not cols:
+        return None
+    c = rng.choice(cols)
+    p: Pred = {"is_null": c} if rng.random() < 0.5 else {"not_null": c}
+    if pairs and rng.random() < 0.5:
+        a, b = rng.choice(pairs)
+        p = {"or": [p, {"cmp": "<", "left": a, "right": b}]}
+    return p
+
+
+def _filtered(rng: random.Random, case: Case, q: Query, p: float = 0.2) -> Query:
+    """Sometimes a filter on one input (pushed into the join or not)."""
+    if rng.random() >= p:
+        return q
+    cols = [(c, t) for c, t in output_columns(case, q) if category(t) in ("num", "str")]
+    if not cols:
+        return q
+    c, t = rng.choice(cols)
+    v = rng.randint(0, 3) if category(t) == "num" else rng.choice(["x", "y"])
+    pred: Pred = {"cmp": rng.choice([">", "<>", "<="]), "left": c, "value": v}
+    if rng.random() < 0.3:
+        pred = {"or": [pred, {"is_null": c}]}
+    return {"op": "where", "input": q, "pred": pred}
+
+
+def _projected(rng: random.Random, case: Case, q: Query, p: float = 0.25) -> Query:
+    """Sometimes a projection (a subset of the columns, in another order) on top."""
+    if rng.random() >= p:
+        return q
+    cols = [c for c, _ in output_columns(case, q)]
+    chosen = rng.sample(cols, rng.randint(1, len(cols)))
+    return {"op": "select", "input": q, "columns": chosen}
+
+
+def _scan(name: str) -> Query:
+    return {"op": "scan", "table": name}
+
+
+def _base(rng: random.Random, family: str, seed: int, n: int) -> Case:
+    return {
+        "id": f"{seed}-{n}",
+        "family": family,
+        "mode": "streaming",
+        "feed": "once",
+        "options": {},
+        "tables": [],
+        "functions": [],
+        "query": None,
+    }
+
+
+def _binary_join(
+    rng: random.Random, case: Case, kinds: tuple[str, ...], residual_p: float = 0.4
+) -> Query:
+    a, b = case["tables"][0]["name"], case["tables"][1]["name"]
+    left, right = _filtered(rng, case, _scan(a)), _filtered(rng, case, _scan(b))
+    lc, rc = output_columns(case, left), output_columns(case, right)
+    keys = [[f"{a.lower()}_k", f"{b.lower()}_k"]]
+    extra = [
+        (x, y)
+        for x, tx in lc
+        for y, ty in rc
+        if tx == ty and not x.endswith(("_k", "_rt")) and not y.endswith(("_k", "_rt"))
+    ]
+    if extra and rng.random() < 0.15:  # a second equi key
+        keys.append(list(rng.choice(extra)))
+    res = []
+    while rng.random() < residual_p and len(res) < 2:
+        p = residual(rng, lc, rc)
+        if p:
+            res.append(p)
+    q: Query = {
+        "op": "join",
+        "kind": rng.choice(kinds),
+        "left": left,
+        "right": right,
+        "keys": keys,
+        "residual": res,
+        "interval": None,
+    }
+    return q
+
+
+# -- families ----------------------------------------------------------------------------------
+
+
+def gen_regular(rng: random.Random, seed: int, n: int) -> Case:
+    """Regular joins of every kind over insert-only tables, batch and streaming."""
+    case = _base(rng, "regular", seed, n)
+    case["mode"] = rng.choice(["batch", "streaming"])
+    key_type = rng.choice(["INT", "STRING"])
+    for name in ("A", "B"):
+        spec = TableSpec(name, key_type, values=rng.randint(1, 2), pk=rng.random() < 0.3)
+        case["tables"].append(gen_table(rng, spec))
+    q = _binary_join(rng, case, ("inner", "left", "right", "full", "semi", "anti"))
+    if q["kind"] in ("left", "right", "full") and rng.random() < 0.2:
+        side = q["right"] if q["kind"] == "left" else q["left"]
+        c = rng.choice(output_columns(case, side))[0]
+        q = {"op": "where", "input": q, "pred": {"is_null": c}}
+    case["query"] = _projected(rng, case, q)
+    return case
+
+
+def gen_changelog(rng: random.Random, seed: int, n: int) -> Case:
+    """Regular joins over changelog inputs (+I/-U/+U/-D), fed at once or file by file."""
+    case = _base(rng, "changelog", seed, n)
+    case["feed"] = rng.choice(["once", "files"])
+    key_type = rng.choice(["INT", "STRING"])
+    which = rng.choice([(True, False), (False, True), (True, True)])
+    for name, changelog in zip(("A", "B"), which, strict=True):
+        spec = TableSpec(
+            name,
+            key_type,
+            values=rng.randint(1, 2),
+            pk=rng.random() < 0.5,
+            changelog=changelog,
+            max_rows=6,
+        )
+        case["tables"].append(gen_table(rng, spec))
+    q = _binary_join(rng, case, ("inner", "left", "right", "full", "semi", "anti"))
+    case["query"] = _projected(rng, case, q)
+    return case
+
+
+def gen_interval(rng: random.Random, seed: int, n: int) -> Case:
+    """Interval joins of every kind, both bound directions, with residuals and NULL keys."""
+    case = _base(rng, "interval", seed, n)
+    case["mode"] = rng.choice(["streaming", "streaming", "batch"])
+    case["feed"] = rng.choice(["once", "files"])
+    key_type = rng.choice(["INT", "STRING"])
+    for name in ("A", "B"):
+        spec = TableSpec(name, key_type, values=1, rowtime=True)
+        case["tables"].append(gen_table(rng, spec, ("INT", "STRING", "DOUBLE")))
+    kinds = ("inner", "left", "right", "full", "inner", "left", "right", "full", "semi", "anti")
+    q = _binary_join(rng, case, kinds, residual_p=0.35)
+    lower = rng.randint(-3, 1)
+    upper = lower + rng.randint(0, 4)
+    time, base = ("a_rt", "b_rt") if rng.random() < 0.5 else ("b_rt", "a_rt")
+    q["interval"] = {
+        "time": time,
+        "base": base,
+        "lower_s": lower,
+        "upper_s": upper,
+        "strict": rng.random() < 0.2 and upper - lower >= 2,
+    }
+    case["query"] = _projected(rng, case, q, p=0.15)
+    return case
+
+
+def gen_temporal(rng: random.Random, seed: int, n: int) -> Case:
+    """Event-time temporal joins (FOR SYSTEM_TIME AS OF) and temporal table functions."""
+    case = _base(rng, "temporal", seed, n)
+    case["mode"] = rng.choice(["streaming", "streaming", "batch"])
+    case["feed"] = rng.choice(["once", "files"])
+    key_type = rng.choice(["INT", "STRING"])
+    probe = gen_table(rng, TableSpec("A", key_type, values=1, rowtime=True), ("INT", "STRING"))
+    style = rng.choice(["as_of", "function"])
+    build = gen_table(
+        rng,
+        TableSpec(
+            "R",
+            key_type,
+            values=1,
+            pk=style == "as_of" or rng.random() < 0.5,
+            rowtime=True,
+            versioned=True,
+        ),
+        ("INT", "STRING"),
+    )
+    case["tables"] = [probe, build]
+    kind = rng.choice(["inner", "left"])
+    res = []
+    if rng.random() < 0.3:
+        p = residual(rng, output_columns(case, _scan("A")), output_columns(case, _scan("R")))
+        if p:
+            res.append(p)
+    q: Query = {
+        "op": "temporal",
+        "kind": kind,
+        "input": _filtered(rng, case, _scan("A"), p=0.15),
+        "table": "R",
+        "keys": [["a_k", "r_k"]],
+        "residual": res,
+        "as_of": "a_rt",
+        "style": style,
+        "function": None,
+    }
+    if style == "function":
+        case["functions"] = [{"name": "RFn", "table": "R", "time": "r_rt", "key": "r_k"}]
+        q["function"] = "RFn"
+    case["query"] = _projected(rng, case, q, p=0.15)
+    return case
+
+
+def gen_multiway(rng: random.Random, seed: int, n: int) -> Case:
+    """Chains of three or four joins, with the multi-way join option on and off."""
+    case = _base(rng, "multiway", seed, n)
+    if rng.random() < 0.7:
+        case["options"]["table.optimizer.multi-join.enabled"] = "true"
+    key_type = rng.choice(["INT", "STRING"])
+    names = ["A", "B", "C", "D"][: rng.choice([3, 3, 4])]
+    for name in names:
+        spec = TableSpec(
+            name,
+            key_type,
+            values=1,
+            pk=rng.random() < 0.3,
+            changelog=rng.random() < 0.3,
+            max_rows=4,
+        )
+        case["tables"].append(gen_table(rng, spec, ("INT", "STRING")))
+    q: Query = _scan(names[0])
+    for i, name in enumerate(names[1:], 1):
+        # a common key (a_k = b_k = c_k ...) mostly; sometimes a key from another column
+        prior = names[rng.randrange(i)].lower()
+        left_key = f"{prior}_k"
+        if rng.random() < 0.15:
+            left_key = f"{prior}_v"
+            types = dict(output_columns(case, q))
+            if types.get(left_key) != key_type:
+                left_key = f"{prior}_k"
+        kind = rng.choice(
+            ["inner", "inner", "left", "left", "right", "full"]
+            if rng.random() < 0.2
+            else ["inner", "left"]
+        )
+        right = _scan(name)
+        res = []
+        if rng.random() < 0.2:
+            p = residual(rng, output_columns(case, q), output_columns(case, right))
+            if p:
+                res.append(p)
+        q = {
+            "op": "join",
+            "kind": kind,
+            "left": q,
+            "right": right,
+            "keys": [[left_key, f"{name.lower()}_k"]],
+            "residual": res,
+            "interval": None,
+        }
+    case["query"] = _projected(rng, case, q, p=0.2)
+    return case
+
+
+def gen_computed(rng: random.Random, seed: int, n: int) -> Case:
+    """Joins whose keys, residuals or outputs are computed columns."""
+    case = _base(rng, "computed", seed, n)
+    case["mode"] = rng.choice(["batch", "streaming"])
+    key_type = "INT"
+    for name in ("A", "B"):
+        spec = TableSpec(name, key_type, values=1, computed=rng.randint(1, 2))
+        case["tables"].append(gen_table(rng, spec, ("INT", "STRING", "DOUBLE")))
+    q = _binary_join(rng, case, ("inner", "left", "right", "full", "semi", "anti"))
+    # join on a computed column when both sides have one of a type
+    lc = [c for c in case["tables"][0]["computed"]]
+    rc = [c for c in case["tables"][1]["computed"]]
+    same = [(x[0], y[0]) for x in lc for y in rc if x[2] == y[2]]
+    if same and rng.random() < 0.5:
+        q["keys"] = [list(rng.choice(same))]
+    case["query"] = _projected(rng, case, q)
+    return case
+
+
+def gen_subquery(rng: random.Random, seed: int, n: int) -> Case:
+    """IN, NOT IN (Flink's null-aware anti join) and multi-column IN subqueries."""
+    case = _base(rng, "subquery", seed, n)
+    case["mode"] = rng.choice(["batch", "streaming"])
+    key_type = rng.choice(["INT", "STRING"])
+    for name in ("A", "B"):
+        spec = TableSpec(name, key_type, values=1)
+        case["tables"].append(gen_table(rng, spec, ("INT", "STRING")))
+    multi = rng.random() < 0.3
+    a_cols = ["a_k", "a_v"] if multi else ["a_k"]
+    b_cols = ["b_k", "b_v"] if multi else ["b_k"]
+    if multi:  # the value columns must compare
+        types = dict(output_columns(case, _scan("A"))) | dict(output_columns(case, _scan("B")))
+        if category(types["a_v"]) != category(types["b_v"]):
+            case["tables"][1]["columns"][1][1] = types["a_v"]
+            for _, row in case["tables"][1]["rows"]:
+                row[1] = value(rng, types["a_v"])
+    case["query"] = {
+        "op": "in",
+        "input": _scan("A"),
+        "columns": a_cols,
+        "sub": _filtered(rng, case, _scan("B"), p=0.3),
+        "sub_columns": b_cols,
+        "negated": rng.random() < 0.5,
+    }
+    return case
+
+
+def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
+    """Reserved: lookup joins (FOR SYSTEM_TIME AS OF a PROCTIME column on a JDBC table) are
+    not built yet. Flink's side will read the dimension table from a filesystem table."""
+    raise NotImplementedError("lookup joins are not built yet: the lookup family has no cases")
+
+
+FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
+    "regular": gen_regular,
+    "changelog": gen_changelog,
+    "interval": gen_interval,
+    "temporal": gen_temporal,
+    "multiway": gen_multiway,
+    "computed": gen_computed,
+    "subquery": gen_subquery,
+}
+RESERVED = {"lookup": gen_lookup}
+
+
+def _maybe_incremental(rng: random.Random, case: Case, p: float) -> Case:
+    """Streaming cases without event times: sometimes their files are appended one at a time
+    to watched tables (each file its own micro-batch). Drawn last, so that adding this did not
+    change the earlier draws of a seed's cases."""
+    no_rowtime = not any(t["rowtime"] for t in case["tables"])
+    if case["mode"] == "streaming" and no_rowtime and rng.random() < p:
+        case["feed"] = "incremental"
+    return case
+
+
+INCREMENTAL_P = {"regular": 0.2, "changelog": 0.4, "multiway": 0.3, "computed": 0.2}
+HINTS_P = {"regular": 0.2, "changelog": 0.2, "computed": 0.1}
+OPERATOR_P = {"regular": 0.25, "computed": 0.25, "interval": 0.0}
+
+
+def _maybe_operator(rng: random.Random, case: Case, p: float) -> Case:
+    """Streaming cases: sometimes ``table.exec.join.spark-native.enabled=false``, so that
+    joins Spark could run natively run in server_ext's operator too. Drawn last (see above)."""
+    if case["mode"] == "streaming" and rng.random() < p:
+        case["options"]["table.exec.join.spark-native.enabled"] = "false"
+    return case
+
+
+def _maybe_hints(rng: random.Random, case: Case, p: float) -> Case:
+    """Binary joins of two tables: sometimes a hint that changes no answer (a day's
+    STATE_TTL in streaming, a join strategy in batch). Drawn last (see above)."""
+    q = case["query"]
+    while q["op"] in ("select", "where"):
+        q = q["input"]
+    if q["op"] != "join" or q["left"]["op"] not in ("scan", "where") or rng.random() >= p:
+        return case
+    left, right = (_table_name(q[side]) for side in ("left", "right"))
+    if case["mode"] == "streaming":
+        ttl = {name: rng.choice(["1d", "12h"]) for name in (left, right) if rng.random() < 0.7}
+        if ttl:
+            q["hints"] = [{"name": "STATE_TTL", "options": ttl}]
+    else:
+        strategy = rng.choice(
+            ["BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "SHUFFLE_REPLICATE_NL"]
+        )
+        q["hints"] = [{"name": strategy, "tables": [rng.choice([left, right])]}]
+    return case
+
+
+def _table_name(q: Query) -> str:
+    while q["op"] != "scan":
+        q = q["input"]
+    return q["table"]
+
+
+def _maybe_unbounded(rng: random.Random, case: Case, p: float) -> Case:
+    """Interval cases: sometimes no time bound at all, a regular join of tables with rowtime
+    attributes (Flink materializes the time attributes). Drawn last (see above)."""
+    q = case["query"]
+    while q["op"] in ("select", "where"):
+        q = q["input"]
+    if q["op"] == "join" and rng.random() < p:
+        q["interval"] = None
+    return case
+
+
+def generate(family: str, seed: int, n: int) -> Case:
+    """Case `n` of `seed` in `family`.
+
+    Example:
+        >>> generate("interval", 3, 1)["tables"][0]["rowtime"]
+        'a_rt'
+    """
+    gen = FAMILIES.get(family) or RESERVED.get(family)
+    if gen is None:
+        raise ValueError(f"unknown family {family!r}; families: {sorted(FAMILIES)}")
+    rng = random.Random(f"{seed}-{n}-{family}")
+    case = _maybe_incremental(rng, gen(rng, seed, n), INCREMENTAL_P.get(family, 0.0))
+    case = _maybe_operator(rng, case, OPERATOR_P.get(family, 0.0))
+    case = _maybe_unbounded(rng, case, 0.1 if family == "interval" else 0.0)
+    return _maybe_hints(rng, case, HINTS_P.get(family, 0.0))
+
+
+def generate_many(count: int, seed: int, families: list[str] | None = None) -> list[Case]:
+    """`count` cases of `seed`, the families taken in turn.
+
+    Example:
+        >>> [c["family"] for c in generate_many(3, 1, ["regular", "interval"])]
+        ['regular', 'interval', 'regular']
+    """
+    families = families or list(FAMILIES)
+    return [generate(families[n % len(families)], seed, n) for n in range(count)]
+
+
+def describe_tables(case: Case) -> str:
+    """The tables of a case, readable (for failure reports)."""
+    lines = []
+    for t in case["tables"]:
+        head = ", ".join(f"{n} {ty}" for n, ty in t["columns"])
+        extras = []
+        if t["computed"]:
+            extras.append("computed " + ", ".join(f"{n} AS {e}" for n, e, _ in t["computed"]))
+        if t["primary_key"]:
+            extras.append(f"PRIMARY KEY {t['primary_key']}")
+        if t["rowtime"]:
+            extras.append(f"WATERMARK {t['rowtime']} - {t['watermark_delay_s']} s")
+        if t["changelog"]:
+            extras.append("changelog")
+        lines.append(f"{t['name']}({head}) {'; '.join(extras)}")
+        for kind, row in t["rows"]:
+            lines.append(f"  {kind}{row}")
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""The client half of the JVM operator wire contract (server_ext/jvm/wire.py), without a
+server: the payload, the spec JSON, literal encoding, the extension relation and the plan-time
+checks of jvm_join. Wire.java reads the same bytes in the tier-agreement and integration
+tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+
+import pytest
+from pyspark.sql.connect import proto
+
+from server_ext.joins.spec import InputSpec, JoinSpec, SideSpec
+from server_ext.jvm import wire
+from tableapi.compiler.jvm_operators import _JvmOperator
+
+
+def test_payload_round_trips_and_is_protobuf() -> None:
+    child = proto.Relation()
+    child.range.end = 10
+    data = wire.encode_payload("join", child.SerializeToString(), '{"keys": []}')
+    fields = wire.decode_payload(data)
+    assert fields[1] == wire.WIRE_VERSION
+    assert fields[2] == b"join"
+    assert proto.Relation.FromString(fields[3]).range.end == 10
+    assert json.loads(fields[4]) == {"keys": []}
+    # A probe has no input and no spec.
+    assert set(wire.decode_payload(wire.encode_payload("probe"))) == {1, 2}
+
+
+def test_long_fields_use_multi_byte_lengths() -> None:
+    spec = "x" * 100_000
+    assert wire.decode_payload(wire.encode_payload("join", b"", spec))[4] == spec.encode()
+
+
+def test_literals_are_tagged_by_type() -> None:
+    enc = wire.encode_literal
+    assert [enc(v) for v in (None, True, 3, 2.5, "s")] == [None, True, 3, 2.5, "s"]
+    assert enc(float("nan")) == {"float": "nan"} and enc(float("-inf")) == {"float": "-inf"}
+    assert enc(Decimal("1.50")) == {"decimal": "1.50"}
+    assert enc(dt.date(1970, 1, 11)) == {"date": 10}
+    assert enc(dt.datetime(1970, 1, 1, 0, 0, 1, 5)) == {"timestamp": 1_000_005}
+    utc_plus_1 = dt.timezone(dt.timedelta(hours=1))
+    assert enc(dt.datetime(1970, 1, 1, 1, tzinfo=utc_plus_1)) == {"timestamp": 0}
+    assert enc(dt.timedelta(hours=-1)) == {"interval": -3_600_000_000}
+    assert enc(b"\x01\xff") == {"binary": "01ff"}
+    with pytest.raises(ValueError, match="BIGINT range"):
+        enc(2**63)
+    with pytest.raises(ValueError, match="cannot take the literal"):
+        enc(object())
+
+
+def test_spec_json_carries_the_join_spec() -> None:
+    spec = JoinSpec(
+        "left",
+        SideSpec((("a", "BIGINT"), ("b", "STRING")), InputSpec.HAS_UNIQUE_KEY, (1,), 5000),
+        SideSpec((("c", "BIGINT"),)),
+        null_safe=(True,),
+        residual=("call", "<", ("col", "l", 0), ("lit", Decimal("2"))),
+        output_names=("a", "b", "c"),
+    )
+    out = json.loads(wire.spec_json(spec, ["__k0"], '{"type": "struct", "fields": []}'))
+    assert out["keys"] == ["__k0"]
+    assert out["join"] == {
+        "kind": "left",
+        "left": {
+            "fields": [["a", "BIGINT"], ["b", "STRING"]],
+            "input_spec": "HasUniqueKey",
+            "unique_key": [1],
+            "ttl_ms": 5000,
+        },
+        "right": {
+            "fields": [["c", "BIGINT"]],
+            "input_spec": "NoUniqueKey",
+            "unique_key": [],
+            "ttl_ms": None,
+        },
+        "null_safe": [True],
+        "residual": ["call", "<", ["col", "l", 0], ["lit", {"decimal": "2"}]],
+        "output_names": ["a", "b", "c"],
+    }
+
+
+def test_the_extension_relation_names_the_plugin_type() -> None:
+    rel = _JvmOperator(None, "probe").plan(None)  # type: ignore[arg-type]
+    assert rel.WhichOneof("rel_type") == "extension"
+    assert rel.extension.type_url == wire.TYPE_URL
+    assert wire.decode_payload(rel.extension.value)[2] == b"probe"

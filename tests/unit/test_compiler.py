@@ -1,0 +1,490 @@
+"""Plan-only compiler tests: compile to a Spark Connect plan and assert on it, no server.
+
+The session points at a port nothing listens on; compiling must not need the server (a
+round trip would hang in its retries), so these tests also guard that the compilers stay
+on the client.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pyspark.sql.connect.proto import relations_pb2 as rel
+from pyspark.sql.connect.session import SparkSession
+
+from server_ext.joins import spec as wire
+from server_ext.joins import temporal_spec as tw
+from server_ext.joins.interval import IntervalJoinProcessor
+from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, call, col, lit, udf
+from tableapi.compiler import compile_plan, compile_stream
+from tableapi.compiler.end_of_input import EndOfInput
+from tableapi.compiler.expressions import to_spark
+from tableapi.compiler.operators import condition_tree, key_types
+from tableapi.config import MULTI_JOIN_ENABLED
+from tableapi.expressions import InTable, UnresolvedCall
+from tableapi.plan import ElementsSource, Scan
+from tableapi.plan.changelog import ChangelogMode, StreamingOptions
+from tableapi.types import BIGINT, INT, STRING, DataType, RowType
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    session = SparkSession.builder.remote("sc://localhost:1").create()
+    yield session
+    session.client.close()  # no server to release the session on: close the channel only
+
+
+def plan_of(df: Any, spark: SparkSession) -> rel.Relation:
+    return df._plan.plan(spark.client)
+
+
+def walk(relation: rel.Relation) -> Iterator[tuple[str, Any]]:
+    """Every relation of the tree, pre-order: (its kind, its message)."""
+    kind = relation.WhichOneof("rel_type")
+    message = getattr(relation, kind)
+    yield kind, message
+    for _, value in message.ListFields():
+        children = value if isinstance(value, list | tuple) or hasattr(value, "extend") else [value]
+        for child in children:
+            if isinstance(child, rel.Relation):
+                yield from walk(child)
+
+
+def kinds(relation: rel.Relation) -> list[str]:
+    return [k for k, _ in walk(relation)]
+
+
+def first(relation: rel.Relation, kind: str) -> Any:
+    return next(m for k, m in walk(relation) if k == kind)
+
+
+def table(env: TableEnvironment, name: str, schema: Schema, **options: str) -> Any:
+    builder = (
+        TableDescriptor.for_connector("filesystem")
+        .schema(schema)
+        .option("path", f"/nonexistent/{name}")
+        .option("format", options.pop("format", "json"))
+    )
+    for k, v in options.items():
+        builder = builder.option(k, v)
+    env.create_temporary_table(name, builder.build())
+    return env.from_path(name)
+
+
+def schema(ddl: str, pk: str | None = None, rowtime: str | None = None) -> Schema:
+    builder = Schema.new_builder()
+    for part in ddl.split(","):
+        name, type_ = part.split()
+        builder.column(name, type_)
+    if rowtime:
+        builder.watermark(rowtime, f"{rowtime} - INTERVAL '1' SECOND")
+    if pk:
+        builder.primary_key(pk)
+    return builder.build()
+
+
+@pytest.fixture
+def benv() -> TableEnvironment:
+    return TableEnvironment.create(mode="batch")
+
+
+@pytest.fixture
+def senv() -> TableEnvironment:
+    return TableEnvironment.create(mode="streaming")
+
+
+def batch(t: Any, spark: SparkSession) -> rel.Relation:
+    return plan_of(compile_plan(t.optimized().plan, spark), spark)
+
+
+def stream(t: Any, spark: SparkSession, options: StreamingOptions | None = None) -> Any:
+    return compile_stream(t.optimized().plan, spark, options or StreamingOptions())
+
+
+# -- batch -------------------------------------------------------------------------------------
+def test_file_scan_reads_with_the_declared_schema_and_options(benv, spark):
+    t = table(benv, "T", schema("a BIGINT, b STRING"), format="csv", **{"csv.header": "true"})
+    read = first(batch(t, spark), "read").data_source
+    assert read.format == "csv"
+    assert read.schema == "`a` BIGINT, `b` STRING"
+    assert dict(read.options) == {"header": "true"}
+    assert list(read.paths) == ["/nonexistent/T"]
+
+
+def test_inline_rows_become_a_local_relation(benv, spark):
+    t = benv.from_elements([(1, "a", dt.datetime(2024, 1, 1))], ["id", "s", "ts"])
+    plan = batch(t, spark)
+    assert kinds(plan) == ["local_relation"]
+    assert plan.local_relation.data  # Arrow IPC bytes, built on the client
+
+
+def test_relational_nodes_compile_one_relation_each(benv, spark):
+    t = table(benv, "T", schema("a BIGINT, b STRING, c INT"))
+    q = (
+        t.where(col("a") > 1)
+        .select(col("a"), (col("c") + 1).alias("d"), col("b"))
+        .distinct()
+        .order_by(col("d").desc)
+        .limit(5, offset=2)
+    )
+    assert kinds(batch(q, spark)) == [
+        "limit",
+        "offset",
+        "sort",
+        "deduplicate",
+        "project",
+        "filter",
+        "read",
+    ]
+
+
+def test_aggregates_with_and_without_aggregate_calls(benv, spark):
+    t = table(benv, "T", schema("a BIGINT, b STRING, c INT"))
+    agg = first(
+        batch(t.group_by(col("b")).select(col("b"), col("c").sum.alias("s")), spark), "aggregate"
+    )
+    assert len(agg.grouping_expressions) == 1 and len(agg.aggregate_expressions) == 1
+    keys_only = batch(t.group_by(col("b")).select(col("b")), spark)
+    assert kinds(keys_only)[:2] == ["project", "project"] or "aggregate" in kinds(keys_only)
+
+
+def test_union_and_union_all(benv, spark):
+    t = table(benv, "T", schema("a BIGINT"))
+    assert first(batch(t.union_all(t), spark), "set_op").is_all
+    distinct = batch(t.union(t), spark)
+    assert kinds(distinct)[0] == "deduplicate"
+
+
+@pytest.mark.parametrize(
+    ("method", "join_type"),
+    [
+        ("join", rel.Join.JOIN_TYPE_INNER),
+        ("left_outer_join", rel.Join.JOIN_TYPE_LEFT_OUTER),
+        ("right_outer_join", rel.Join.JOIN_TYPE_RIGHT_OUTER),
+        ("full_outer_join", rel.Join.JOIN_TYPE_FULL_OUTER),
+        ("semi_join", rel.Join.JOIN_TYPE_LEFT_SEMI),
+        ("anti_join", rel.Join.JOIN_TYPE_LEFT_ANTI),
+    ],
+)
+def test_batch_joins_use_sparks_join_types(benv, spark, method, join_type):
+    a = table(benv, "A", schema("a_k BIGINT, a_v INT"))
+    b = table(benv, "B", schema("b_k BIGINT, b_v INT"))
+    q = getattr(a, method)(b, (col("a_k") == col("b_k")) & (col("a_v") < col("b_v")))
+    join = first(batch(q, spark), "join")
+    assert join.join_type == join_type
+    assert "a_v" in str(join.join_condition) and "b_k" in str(join.join_condition)
+
+
+def test_join_hints_null_safe_keys_and_cross_joins(benv, spark):
+    a = table(benv, "A", schema("a_k BIGINT"))
+    b = table(benv, "B", schema("b_k BIGINT"))
+    hinted = a.join(b, col("a_k").is_not_distinct_from(col("b_k"))).with_hint("BROADCAST", "B")
+    plan = batch(hinted, spark)
+    assert first(plan, "hint").name == "broadcast"
+    assert "<=>" in str(first(plan, "join").join_condition)
+    cross = first(batch(a.join(b), spark), "join")
+    assert cross.join_type == rel.Join.JOIN_TYPE_CROSS
+    left_no_key = first(batch(a.left_outer_join(b, col("a_k") > 1), spark), "join")
+    assert left_no_key.join_type == rel.Join.JOIN_TYPE_LEFT_OUTER
+
+
+def _rates_and_orders(env: TableEnvironment) -> tuple[Any, Any]:
+    orders = table(
+        env, "Orders", schema("o_id BIGINT, cur STRING, o_t TIMESTAMP(3)", rowtime="o_t")
+    )
+    rates = table(
+        env, "Rates", schema("r_cur STRING, rate INT, r_t TIMESTAMP(3)", "r_cur", rowtime="r_t")
+    )
+    return orders, rates
+
+
+def test_batch_event_time_temporal_join_is_an_as_of_join(benv, spark):
+    orders, rates = _rates_and_orders(benv)
+    q = orders.temporal_join(
+        rates, (col("cur") == col("r_cur")) & (col("rate") > 1), as_of=col("o_t"), how="left"
+    )
+    plan = batch(q, spark)
+    as_of = first(plan, "as_of_join")
+    assert as_of.direction == "backward" and as_of.join_type == "left"
+    assert "CASE WHEN" in str(plan.project).upper() or "when" in str(plan.project).lower()
+
+
+def test_batch_processing_time_temporal_join_takes_the_latest_version(benv, spark):
+    rates = table(
+        benv, "Rates", schema("r_cur STRING, rate INT, r_t TIMESTAMP(3)", "r_cur", rowtime="r_t")
+    )
+    orders = table(
+        benv,
+        "Orders",
+        Schema.new_builder()
+        .column("o_id", "BIGINT")
+        .column("cur", "STRING")
+        .column_by_expression("o_p", "PROCTIME()")
+        .build(),
+    )
+    q = orders.temporal_join(rates, (col("cur") == col("r_cur")) & (col("rate") > 0), as_of="o_p")
+    plan = batch(q, spark)
+    assert "row_number" in str(plan)
+    assert kinds(plan)[:2] == ["project", "filter"]
+
+
+# -- expressions --------------------------------------------------------------------------------
+def test_expressions_compile_flink_semantics():
+    row = RowType.of(("a", INT), ("b", INT), ("s", STRING))
+
+    def text(e: Any) -> str:
+        return str(to_spark(e, row))
+
+    # Integer division stays integral (Flink), Spark's / would give a DOUBLE.
+    assert text(col("a") / col("b")) == "Column<'CAST(CallFunction('div', `a`, `b`) AS INT)'>"
+    assert text(col("s").cast("BIGINT")) == "Column<'CAST(`s` AS BIGINT)'>"
+    assert text((col("a") + 1).alias("x")) == "Column<'+(`a`, 1) AS x'>"
+    assert text(lit(None).cast("INT")) == "Column<'CAST(CAST(NULL AS VOID) AS INT)'>"
+    # HOUR is a BIGINT in Flink: Spark's INT result is cast.
+    assert text(call("hour", lit(dt.datetime(2024, 1, 1, 5)))).endswith("AS BIGINT)'>")
+    plus = udf(lambda x: x + 1, result_type="BIGINT", name="plus_one", deterministic=False)
+    assert text(plus(col("a"))).endswith("(`a`)'>")
+
+
+def test_unresolved_expressions_are_errors():
+    row = RowType.of(("a", INT))
+    scan = Scan("T", ElementsSource(((1,),)), row)
+    with pytest.raises(ValidationError, match="resolved before compiling"):
+        to_spark(InTable(col("a"), scan), row)
+    with pytest.raises(ValidationError, match="resolved before compiling"):
+        to_spark(UnresolvedCall("nope", ()), row)
+
+
+# -- streaming ----------------------------------------------------------------------------------
+def test_changelog_scans_map_the_op_column_and_order_by_file(senv, spark):
+    t = table(senv, "T", schema("a BIGINT, b STRING"), **{"changelog.op-column": "op"})
+    compiled = stream(t, spark)
+    plan = plan_of(compiled.dataframe, spark)
+    assert compiled.mode is ChangelogMode.ALL
+    assert first(plan, "read").data_source.schema == "`a` BIGINT, `b` STRING, `op` STRING"
+    text = str(plan)
+    assert "raise_error" in text and "file_modification_time" in text
+    csv = table(senv, "C", schema("a BIGINT"), format="csv", **{"changelog.op-column": "op"})
+    assert first(
+        plan_of(stream(csv, spark).dataframe, spark), "read"
+    ).data_source.schema.startswith("`op` STRING")
+
+
+def test_watermarks_and_the_end_of_input(senv, spark):
+    t = table(senv, "T", schema("a BIGINT, t TIMESTAMP(3)", rowtime="t"))
+    wm = first(plan_of(stream(t, spark).dataframe, spark), "with_watermark")
+    assert wm.event_time == "t" and wm.delay_threshold == "1000 milliseconds"
+    end = EndOfInput.new()
+    compiled = compile_stream(t.optimized().plan, spark, StreamingOptions(), end)
+    plan = plan_of(compiled.dataframe, spark)
+    assert compiled.bounded and compiled.end_of_input is end
+    assert end.table in str(plan)  # the bounded scan also reads the end-of-input table
+    assert kinds(plan).index("with_watermark") < kinds(plan).index("set_op")
+
+
+def test_watermarks_must_be_a_bounded_delay(senv, spark):
+    t = table(
+        senv,
+        "T",
+        Schema.new_builder()
+        .column("t", "TIMESTAMP(3)")
+        .watermark("t", "t + INTERVAL '1' SECOND")
+        .build(),
+    )
+    with pytest.raises(ValidationError, match="a bounded delay"):
+        stream(t, spark)
+
+
+def test_watched_tables_set_the_trigger(senv, spark):
+    t = table(senv, "T", schema("a BIGINT"), **{"source.monitor-interval": "2 s"})
+    compiled = stream(t, spark)
+    assert not compiled.bounded and compiled.trigger_ms == 2000
+
+
+def test_native_stream_stream_join(senv, spark):
+    a = table(senv, "A", schema("a_k BIGINT"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    compiled = stream(a.join(b, col("a_k") == col("b_k")), spark)
+    plan = plan_of(compiled.dataframe, spark)
+    assert "join" in kinds(plan) and "group_map" not in kinds(plan)
+    assert not compiled.uses_operator
+
+
+@pytest.mark.parametrize("method", ["left_outer_join", "full_outer_join", "semi_join", "anti_join"])
+def test_operator_joins_tag_union_and_group_by_the_key(senv, spark, method):
+    a = table(senv, "A", schema("a_k BIGINT, a_v STRING", "a_k"), **{"changelog.op-column": "op"})
+    b = table(senv, "B", schema("b_k INT, b_v STRING"))
+    q = getattr(a, method)(b, (col("a_k") == col("b_k")) & (col("a_v") != col("b_v")))
+    compiled = stream(q, spark)
+    plan = plan_of(compiled.dataframe, spark)
+    group_map = first(plan, "group_map")
+    assert len(group_map.grouping_expressions) == 1
+    assert "BIGINT" in str(group_map.grouping_expressions).upper() or group_map.grouping_expressions
+    assert group_map.transform_with_state_info.time_mode == "None"
+    assert first(plan, "set_op").set_op_type == rel.SetOperation.SET_OP_TYPE_UNION
+    assert compiled.uses_operator and not compiled.processing_time
+    assert plan.project.expressions[-1].unresolved_attribute.unparsed_identifier == f"`{wire.KIND}`"
+
+
+def test_insert_only_operator_output_has_only_the_tables_columns(senv, spark):
+    a = table(senv, "A", schema("a_k BIGINT"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    compiled = stream(a.semi_join(b, col("a_k") == col("b_k")), spark)
+    assert compiled.mode is ChangelogMode.INSERT_ONLY
+    project = plan_of(compiled.dataframe, spark).project
+    assert [e.unresolved_attribute.unparsed_identifier for e in project.expressions] == ["`a_k`"]
+
+
+def test_state_ttl_runs_in_processing_time(senv, spark):
+    a = table(senv, "A", schema("a_k BIGINT"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    q = a.join(b, col("a_k") == col("b_k")).with_hint("STATE_TTL", A="1 h")
+    compiled = stream(q, spark)
+    group_map = first(plan_of(compiled.dataframe, spark), "group_map")
+    assert group_map.transform_with_state_info.time_mode == "ProcessingTime"
+    assert compiled.processing_time
+
+
+def test_a_join_without_equi_keys_is_one_group(senv, spark):
+    a = table(senv, "A", schema("a_k BIGINT"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    compiled = stream(a.left_outer_join(b, col("a_k") < col("b_k")), spark)
+    group_map = first(plan_of(compiled.dataframe, spark), "group_map")
+    assert len(group_map.grouping_expressions) == 1
+
+
+def test_multi_way_join_is_one_operator(senv, spark):
+    senv.config.set(MULTI_JOIN_ENABLED, "true")
+    a = table(senv, "A", schema("a_k BIGINT", "a_k"))
+    b = table(senv, "B", schema("b_k BIGINT", "b_k"))
+    c = table(senv, "C", schema("c_k BIGINT", "c_k"))
+    q = a.join(b, col("a_k") == col("b_k")).left_outer_join(c, col("b_k") == col("c_k"))
+    plan = plan_of(stream(q, spark).dataframe, spark)
+    assert kinds(plan).count("group_map") == 1
+    assert kinds(plan).count("set_op") == 2  # three tagged inputs
+
+
+def test_streaming_temporal_join_counts_late_rows(senv, spark):
+    orders, rates = _rates_and_orders(senv)
+    q = orders.temporal_join(rates, col("cur") == col("r_cur"), as_of=col("o_t"))
+    compiled = stream(q, spark)
+    plan = plan_of(compiled.dataframe, spark)
+    assert first(plan, "collect_metrics").name == tw.LATE_ROWS_METRIC
+    assert first(plan, "group_map").transform_with_state_info.time_mode == "EventTime"
+    assert compiled.mode is ChangelogMode.INSERT_ONLY
+
+
+def _interval_tables(env: TableEnvironment) -> tuple[Any, Any]:
+    a = table(env, "A", schema("a_k BIGINT, a_v INT, a_t TIMESTAMP(3)", rowtime="a_t"))
+    b = table(env, "B", schema("b_k BIGINT, b_v INT, b_t TIMESTAMP(3)", rowtime="b_t"))
+    return a, b
+
+
+WITHIN = col("a_t").between(col("b_t") - lit(1).seconds, col("b_t") + lit(2).seconds)
+
+
+def processor_of(plan: rel.Relation) -> Any:
+    """The StatefulProcessor that the plan's transformWithState ships (cloudpickled)."""
+    transform, _ = pickle.loads(first(plan, "group_map").func.python_udf.command)
+    return transform.__self__._stateful_processor
+
+
+def epoch_millis_columns(plan: rel.Relation) -> list[str]:
+    """The columns each tagged input turns into ``__t`` (with unix_millis)."""
+    found = []
+    for kind, message in walk(plan):
+        for e in message.expressions if kind == "project" else ():
+            if e.HasField("alias") and list(e.alias.name) == [tw.TIME]:
+                fn = e.alias.expr.unresolved_function
+                assert fn.function_name == "unix_millis"
+                found.append(fn.arguments[0].unresolved_attribute.unparsed_identifier)
+    return found
+
+
+@pytest.mark.parametrize(
+    "method, kind",
+    [("left_outer_join", "left"), ("right_outer_join", "right"), ("full_outer_join", "full")],
+)
+def test_outer_interval_joins_run_the_interval_operator(senv, spark, method, kind):
+    a, b = _interval_tables(senv)
+    q = getattr(a, method)(b, (col("a_k") == col("b_k")) & WITHIN & (col("a_v") < col("b_v")))
+    text = q.explain()
+    assert "windowBounds=[isRowTime=true, leftLowerBound=-1000, leftUpperBound=2000" in text
+    assert "operator=[server_ext interval join processor], tier=[python]" in text
+    compiled = stream(q, spark)
+    plan = plan_of(compiled.dataframe, spark)
+    group_map = first(plan, "group_map")
+    assert group_map.transform_with_state_info.time_mode == "EventTime"
+    assert len(group_map.grouping_expressions) == 1
+    # No Spark join, and no filter: rows with a NULL key reach the operator.
+    # No Spark join, and no filter but the pushdown barrier above each watermark (no
+    # isnotnull() that would drop a NULL-key row).
+    filters = [str(m.condition) for k, m in walk(plan) if k == "filter"]
+    assert "join" not in kinds(plan) and all("spark_partition_id" in f for f in filters), filters
+    assert kinds(plan).count("with_watermark") == 2  # upstream of the union, on each input
+    assert epoch_millis_columns(plan) == ["`a_t`", "`b_t`"]
+    spec = processor_of(plan).spec
+    assert isinstance(processor_of(plan), IntervalJoinProcessor)
+    assert (spec.kind, spec.lower_ms, spec.upper_ms, spec.null_safe) == (
+        kind,
+        -1000,
+        2000,
+        (False,),
+    )
+    assert ("call", "<", ("col", "l", 1), ("col", "r", 1)) in spec.residual[2:]
+    assert spec.output_names == ("a_k", "a_v", "a_t", "b_k", "b_v", "b_t")
+    # Insert-only output: the table's columns only.
+    assert compiled.mode is ChangelogMode.INSERT_ONLY
+    assert compiled.uses_operator and not compiled.processing_time
+    names = [e.unresolved_attribute.unparsed_identifier for e in plan.project.expressions]
+    assert names == ["`a_k`", "`a_v`", "`a_t`", "`b_k`", "`b_v`", "`b_t`"]
+
+
+def test_inner_interval_joins_stay_on_sparks_join_unless_native_joins_are_off(senv, spark):
+    a, b = _interval_tables(senv)
+    q = a.join(b).where((col("a_k") == col("b_k")) & WITHIN)
+    assert "operator=[spark stream-stream join]" in q.explain()
+    plan = plan_of(stream(q, spark).dataframe, spark)
+    assert "join" in kinds(plan) and "group_map" not in kinds(plan)
+    compiled = stream(q, spark, StreamingOptions(native_joins=False))
+    plan = plan_of(compiled.dataframe, spark)
+    assert "join" not in kinds(plan) and compiled.uses_operator
+    assert processor_of(plan).spec.kind == "inner"
+
+
+def test_interval_operator_spec_strict_bounds_and_null_safe_keys(senv, spark):
+    a, b = _interval_tables(senv)
+    strict = (col("a_t") > col("b_t") - lit(1).seconds) & (col("a_t") < col("b_t") + lit(2).seconds)
+    q = a.left_outer_join(b, col("a_k").is_not_distinct_from(col("b_k")) & strict)
+    spec = processor_of(plan_of(stream(q, spark).dataframe, spark)).spec
+    assert (spec.lower_ms, spec.upper_ms, spec.null_safe) == (-999, 1999, (True,))
+
+
+def test_streaming_union_of_a_changelog_and_an_insert_only_table(senv, spark):
+    a = table(senv, "A", schema("k BIGINT"), **{"changelog.op-column": "op"})
+    b = table(senv, "B", schema("k BIGINT"))
+    compiled = stream(a.union_all(b), spark)
+    assert compiled.mode is ChangelogMode.ALL
+    with pytest.raises(ValidationError, match="use union_all"):
+        stream(a.union(b), spark)
+
+
+# -- operator specs -----------------------------------------------------------------------------
+def test_condition_trees():
+    row_l, row_r = RowType.of(("a", INT)), RowType.of(("b", INT))
+    assert condition_tree(col("a").between(1, col("b")), row_l, row_r)[1] == "and"
+    assert condition_tree(col("a").not_between(1, 2), row_l, row_r)[1] == "not"
+    assert condition_tree(col("a").is_distinct_from(col("b")), row_l, row_r)[1] == "not"
+    assert condition_tree(col("a").in_(1, 2, 3), row_l, row_r)[1] == "or"
+    with pytest.raises(ValidationError, match="cannot evaluate"):
+        condition_tree(col("a").power(2) > 1, row_l, row_r)
+
+
+def test_key_types_widen_or_fail():
+    assert key_types([[INT, BIGINT]]) == [BIGINT]
+    with pytest.raises(ValidationError, match="no common type"):
+        key_types([[INT, DataType.parse("BOOLEAN")]])
