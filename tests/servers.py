@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,12 +107,22 @@ def _mtimes(path: Path) -> float:
 
 @contextlib.contextmanager
 def docker_server(shared: Path) -> Iterator[tuple[str, str | None]]:
+    remove_orphans()
+    container, url = start_container(shared)
+    try:
+        yield url, container.get_wrapped_container().id
+    finally:
+        container.stop()
+
+
+def start_container(shared: Path) -> tuple[Any, str]:
+    """Start the server image with ``shared`` mounted at its own path; return the container
+    and a URL that reaches it with a fresh token (the image serves on 0.0.0.0 and so requires
+    one: server_ext/security.py)."""
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # no ryuk image here
     from testcontainers.core.container import DockerContainer
     from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-    remove_orphans()
-    # The image serves on 0.0.0.0 and so requires a token (server_ext/security.py).
     token = secrets.token_hex(16)
     container = (
         DockerContainer(IMAGE)
@@ -122,14 +133,49 @@ def docker_server(shared: Path) -> Iterator[tuple[str, str | None]]:
         .waiting_for(LogMessageWaitStrategy(READY_LOG).with_startup_timeout(START_TIMEOUT_S))
     )
     container.start()
-    try:
-        host = container.get_container_host_ip()
-        # pyspark sends a token over a plain channel only to "localhost" (else it wants TLS).
-        host = "localhost" if host in ("127.0.0.1", "localhost", "::1") else host
-        port = container.get_exposed_port(CONTAINER_PORT)
-        yield f"sc://{host}:{port}/;token={token}", container.get_wrapped_container().id
-    finally:
-        container.stop()
+    host = container.get_container_host_ip()
+    port = int(container.get_exposed_port(CONTAINER_PORT))
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        # Inside a container (a CI runner) the engine's ports are at the bridge gateway, but
+        # pyspark sends a token over a plain channel only to "localhost" (else it wants TLS):
+        # reach the server through a loopback forwarder of the test run's own.
+        port = LoopbackForwarder(host, port).port
+    return container, f"sc://localhost:{port}/;token={token}"
+
+
+class LoopbackForwarder:
+    """Forwards connections to 127.0.0.1:``port`` on to ``host:target_port``, byte for byte,
+    in daemon threads that end with the test run."""
+
+    def __init__(self, host: str, target_port: int) -> None:
+        self.target = (host, target_port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            client, _ = self._listener.accept()
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()  # the server is gone (killed by a test): refuse as it would
+                continue
+            upstream.settimeout(None)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
 
 
 def remove_orphans() -> None:
@@ -190,24 +236,7 @@ class KillableServer:
 
     def start(self) -> str:
         if self.kind == "docker":
-            from testcontainers.core.container import DockerContainer
-            from testcontainers.core.wait_strategies import LogMessageWaitStrategy
-
-            os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
-            token = secrets.token_hex(16)
-            self._container = (
-                DockerContainer(IMAGE)
-                .with_kwargs(labels={OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"})
-                .with_env("TABLEAPI_TOKEN", token)
-                .with_exposed_ports(CONTAINER_PORT)
-                .with_volume_mapping(str(self.shared), str(self.shared), "rw")
-                .waiting_for(
-                    LogMessageWaitStrategy(READY_LOG).with_startup_timeout(START_TIMEOUT_S)
-                )
-            )
-            self._container.start()
-            port = self._container.get_exposed_port(CONTAINER_PORT)
-            self.url = f"sc://localhost:{port}/;token={token}"
+            self._container, self.url = start_container(self.shared)
         else:
             self._local = EmbeddedServer.start(master="local[2]")
             self.url = self._local.url
