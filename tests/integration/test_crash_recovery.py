@@ -1,0 +1,293 @@
+"""Exactly-once across a crash: every join family, its server killed at random points.
+
+Each family's query runs with ``execution.checkpointing.dir`` + ``pipeline.name`` over
+changelog files fed in rounds. The server (a process of the test's own, or a container: the
+run's kind) is killed with SIGKILL (``docker kill``) between micro-batches and during one; a
+new server gets the same query, which resumes from its checkpoint. At the end, each family's
+changelog (as a multiset of ``+I/-U/+U/-D`` rows) and its materialized table must equal those
+of the same rounds run on a server that never died: no change lost, none repeated.
+
+Both runs start and stop the queries at the same points (a round's files are written while
+no query runs, and each round is processed to the end), so their micro-batches hold the same
+files and a family's changelog is the same multiset in both.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from tableapi import Table, TableEnvironment, col, lit
+from tableapi.result import StreamingTableResult, apply_changelog
+from tests.integration.changelog_files import Change, ChangelogTable
+from tests.servers import KillableServer, TestServer
+
+T0 = dt.datetime(2026, 1, 1)
+H = dt.timedelta(hours=1)
+ROUNDS = 4
+SEED = int(os.environ.get("TABLEAPI_CRASH_SEED", "20261123"))
+
+
+@attrs.frozen
+class Family:
+    name: str
+    query: Callable[[TableEnvironment], Table]
+    options: tuple[tuple[str, str], ...] = ()
+
+
+def _regular(how: str) -> Callable[[TableEnvironment], Table]:
+    def query(env: TableEnvironment) -> Table:
+        o, p = env.from_path("Orders"), env.from_path("Product")
+        cond = col("product_id") == col("id")
+        if how == "semi":
+            return o.semi_join(p, cond)
+        if how == "anti":
+            return o.anti_join(p, cond)
+        return getattr(o, how)(p, cond)
+
+    return query
+
+
+def _interval(env: TableEnvironment) -> Table:
+    bound = col("o_rowtime").between(col("s_rowtime") - lit(4).hours, col("s_rowtime"))
+    return env.from_path("IOrders").left_outer_join(
+        env.from_path("Ships"), (col("order_id") == col("s_order_id")) & bound
+    )
+
+
+def _temporal(env: TableEnvironment) -> Table:
+    return env.from_path("TOrders").temporal_join(
+        env.from_path("Rates"), col("currency") == col("r_currency"), as_of=col("t_rowtime")
+    )
+
+
+def _multi(env: TableEnvironment) -> Table:
+    a, b, c = env.from_path("A"), env.from_path("B"), env.from_path("C")
+    return a.join(b, col("a_id") == col("b_id")).left_outer_join(c, col("b_id") == col("c_id"))
+
+
+FAMILIES = (
+    Family("inner", _regular("join")),
+    Family("full", _regular("full_outer_join")),
+    Family("semi", _regular("semi")),
+    Family("anti", _regular("anti")),
+    Family("interval", _interval),
+    Family("temporal", _temporal),
+    Family("multi", _multi, (("table.optimizer.multi-join.enabled", "true"),)),
+)
+
+
+def _tables(env: TableEnvironment, root: Path) -> dict[str, ChangelogTable]:
+    """The input tables of every family, registered on ``env`` (files under ``root``)."""
+    wm = lambda c: (c, f"{c} - INTERVAL '1' SECOND")  # noqa: E731
+    ts = "TIMESTAMP(3)"
+    specs: dict[str, dict[str, Any]] = {
+        "Orders": dict(
+            columns=[("order_id", "BIGINT"), ("product_id", "BIGINT"), ("qty", "BIGINT")]
+        ),
+        "Product": dict(columns=[("id", "BIGINT"), ("name", "STRING"), ("price", "BIGINT")]),
+        "IOrders": dict(
+            columns=[("order_id", "BIGINT"), ("o_rowtime", ts)],
+            op_column=None,
+            watermark=wm("o_rowtime"),
+        ),
+        "Ships": dict(
+            columns=[("s_order_id", "BIGINT"), ("s_rowtime", ts)],
+            op_column=None,
+            watermark=wm("s_rowtime"),
+        ),
+        "TOrders": dict(
+            columns=[("amount", "BIGINT"), ("currency", "STRING"), ("t_rowtime", ts)],
+            op_column=None,
+            watermark=wm("t_rowtime"),
+        ),
+        "Rates": dict(
+            columns=[("r_currency", "STRING"), ("rate", "BIGINT"), ("r_rowtime", ts)],
+            primary_key=("r_currency",),
+            op_column=None,
+            watermark=wm("r_rowtime"),
+        ),
+        "A": dict(columns=[("a_id", "BIGINT"), ("a_v", "BIGINT")]),
+        "B": dict(columns=[("b_id", "BIGINT"), ("b_v", "BIGINT")]),
+        "C": dict(columns=[("c_id", "BIGINT"), ("c_v", "BIGINT")]),
+    }
+    return {name: ChangelogTable(env, root, name, **spec) for name, spec in specs.items()}
+
+
+def _register(env: TableEnvironment, tables: dict[str, ChangelogTable], first: TableEnvironment):
+    for name in tables:
+        env.create_temporary_table(name, first.descriptor(name))
+
+
+def _changes(rng: random.Random, table: ChangelogTable, make: Callable[[], tuple]) -> list[Change]:
+    """A few changes valid against the table's rows: inserts, updates and deletes."""
+    alive = list(table.current())
+    out: list[Change] = []
+    for _ in range(rng.randint(1, 4)):
+        op = rng.choice(["+I", "+I", "-D", "U"])
+        if op == "+I" or not alive:
+            row = make()
+            out.append(("+I", row))
+            alive.append(row)
+        elif op == "-D":
+            row = alive.pop(rng.randrange(len(alive)))
+            out.append(("-D", row))
+        else:
+            old = alive.pop(rng.randrange(len(alive)))
+            new = (*old[:-1], old[-1] + 1)
+            out += [("-U", old), ("+U", new)]
+            alive.append(new)
+    return out
+
+
+def _rounds(seed: int) -> list[dict[str, list[Change]]]:
+    """Every round's changes per table (the same for both runs)."""
+    rng = random.Random(seed)
+
+    class Rows:  # the rows each table holds so far, to retract only what is there
+        def __init__(self) -> None:
+            self.rows: Counter[tuple] = Counter()
+
+        def current(self) -> list[tuple]:
+            return list(self.rows.elements())
+
+        def apply(self, changes: list[Change]) -> list[Change]:
+            for op, row in changes:
+                self.rows[row] += 1 if op in ("+I", "+U") else -1
+            return changes
+
+    state = {name: Rows() for name in ("Orders", "Product", "A", "B", "C")}
+    k = lambda: rng.randint(1, 4)  # noqa: E731
+    rounds = []
+    for r in range(ROUNDS):
+        base = T0 + 2 * r * H
+        t = lambda base=base: base + dt.timedelta(minutes=rng.randrange(0, 120))  # noqa: E731
+        changes: dict[str, list[Change]] = {
+            "Orders": _changes(rng, state["Orders"], lambda: (rng.randint(1, 99), k(), 1)),
+            "Product": _changes(rng, state["Product"], lambda: (k(), rng.choice("xyz"), 1)),
+            "A": _changes(rng, state["A"], lambda: (k(), 1)),
+            "B": _changes(rng, state["B"], lambda: (k(), 1)),
+            "C": _changes(rng, state["C"], lambda: (k(), 1)),
+            "IOrders": [("+I", (k(), t())) for _ in range(3)],
+            "Ships": [("+I", (k(), t())) for _ in range(2)],
+            "TOrders": [("+I", (rng.randint(1, 50), rng.choice("EU"), t())) for _ in range(3)],
+            "Rates": [("+I", (c, rng.randint(1, 9), t())) for c in rng.sample("EU", 1)],
+        }
+        for name, rows in state.items():
+            rows.apply(changes[name])
+        rounds.append(changes)
+    return rounds
+
+
+class Run:
+    """One run of every family over the rounds, on servers that ``server`` starts."""
+
+    def __init__(self, server: KillableServer, root: Path, rounds: list[dict[str, list[Change]]]):
+        self.server = server
+        self.root = root
+        self.rounds = rounds
+        self.env: TableEnvironment | None = None
+        self.first: TableEnvironment | None = None
+        self.tables: dict[str, ChangelogTable] = {}
+        self.results: dict[str, StreamingTableResult] = {}
+
+    def connect(self) -> TableEnvironment:
+        if self.env is None:
+            url = self.server.url or self.server.start()
+            self.env = TableEnvironment.create(mode="streaming", remote=url)
+            self.env.config.set("execution.checkpointing.dir", str(self.root / "checkpoints"))
+            if self.first is None:
+                self.first, self.tables = self.env, _tables(self.env, self.root / "data")
+            else:
+                _register(self.env, self.tables, self.first)
+        return self.env
+
+    def start(self, family: Family) -> StreamingTableResult:
+        env = self.connect()
+        env.config.set("pipeline.name", family.name)
+        for key, value in family.options:
+            env.config.set(key, value)
+        self.results[family.name] = family.query(env).execute()
+        return self.results[family.name]
+
+    def kill(self) -> None:
+        self.server.kill()
+        self.server.url = ""
+        self.env = None  # its session went with the server
+        self.results.clear()
+
+    def feed(self, r: int) -> None:
+        for name, changes in self.rounds[r].items():
+            self.tables[name].append(changes)
+
+    def round(self, r: int, kill: str | None, rng: random.Random) -> None:
+        """Feed round ``r`` with no query running, then run every family over it; ``kill``:
+        None, "between" (after the round's micro-batches) or "during" (while they run)."""
+        self.connect()
+        self.feed(r)
+        if kill == "during":
+            for family in FAMILIES:  # all at once: the kill catches them mid-batch
+                self.start(family)
+            time.sleep(rng.uniform(0.5, 4.0))
+            self.kill()
+        for family in FAMILIES:  # one at a time (a small machine)
+            self.start(family).process_all_available()
+            if kill != "between":
+                self.results.pop(family.name).cancel()
+        if kill == "between":
+            self.kill()
+
+    def finish(self) -> dict[str, tuple[Counter[str], list[tuple]]]:
+        """Every family's changelog (both runs of it) and materialized table."""
+        out = {}
+        for family in FAMILIES:
+            result = self.start(family)
+            result.process_all_available()
+            changelog = Counter(repr(r) for r in result.collect())
+            table = sorted(apply_changelog(result.collect()), key=repr)
+            result.cancel()
+            out[family.name] = (changelog, table)
+        return out
+
+
+def test_every_join_family_is_exactly_once_across_server_kills(
+    test_server: TestServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    rounds = _rounds(SEED)
+    rng = random.Random(SEED)
+    kills = ["between", "during", *rng.sample([None, "between", "during"], ROUNDS - 2)]
+    rng.shuffle(kills)
+    outcomes = {}
+    for label, plan in (("reference", [None] * ROUNDS), ("crashed", kills)):
+        root = Path(tmp_path_factory.mktemp(label, numbered=True))
+        # shared with a container server at the same path
+        shared = test_server.shared_dir / f"crash-{label}-{root.name}"
+        shared.mkdir(mode=0o777)
+        shared.chmod(0o777)
+        server = KillableServer(test_server.kind, shared)
+        run = Run(server, shared, rounds)
+        try:
+            for r, kill in enumerate(plan):
+                run.round(r, kill, rng)
+            outcomes[label] = run.finish()
+        finally:
+            server.stop()
+    print(f"kill points per round: {kills} (seed {SEED})")
+    for family in FAMILIES:
+        want_log, want_table = outcomes["reference"][family.name]
+        got_log, got_table = outcomes["crashed"][family.name]
+        assert sum(want_log.values()) > 0, f"{family.name}: the reference emitted nothing"
+        lost, repeated = want_log - got_log, got_log - want_log
+        assert not lost and not repeated, (
+            f"{family.name} after kills at {kills}: lost {dict(lost)}, repeated {dict(repeated)}"
+        )
+        assert got_table == want_table, family.name
