@@ -22,7 +22,14 @@ from tableapi.plan.relational import (
     Sort,
     Union,
 )
-from tableapi.plan.sources import ElementsSource, FileSource, Scan, Source, SparkSource
+from tableapi.plan.sources import (
+    ElementsSource,
+    FileSource,
+    JdbcSource,
+    Scan,
+    Source,
+    SparkSource,
+)
 
 __all__ = [
     "Aggregate",
@@ -34,6 +41,7 @@ __all__ = [
     "Filter",
     "Hint",
     "IntervalBounds",
+    "JdbcSource",
     "Join",
     "JoinKind",
     "Limit",
