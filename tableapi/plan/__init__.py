@@ -11,9 +11,11 @@ from tableapi.plan.joins import (
     TemporalJoin,
     join_unique_keys,
 )
+from tableapi.plan.lookup import LookupJoin
 from tableapi.plan.relational import (
     Aggregate,
     Distinct,
+    Exchange,
     Filter,
     Hint,
     Limit,
@@ -37,6 +39,7 @@ __all__ = [
     "Distinct",
     "ElementsSource",
     "EquiKey",
+    "Exchange",
     "FileSource",
     "Filter",
     "Hint",
@@ -45,6 +48,7 @@ __all__ = [
     "Join",
     "JoinKind",
     "Limit",
+    "LookupJoin",
     "MultiJoin",
     "PlanNode",
     "Project",
