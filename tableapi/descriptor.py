@@ -1,5 +1,8 @@
 """``TableDescriptor``: how a catalog table is stored (connector, options) and its schema.
 
+The connector's options are validated when the descriptor is built (one module per
+connector in :mod:`tableapi.connectors`).
+
 Example::
 
     >>> d = (TableDescriptor.for_connector("filesystem")
@@ -7,6 +10,13 @@ Example::
     ...      .option("path", "/data/orders").option("format", "json").build())
     >>> d.options["format"]
     'json'
+    >>> lookup = (TableDescriptor.for_connector("jdbc")
+    ...      .schema(Schema.new_builder().column("id", "BIGINT").build())
+    ...      .option("url", "jdbc:sqlite:/data/shop.db").option("table-name", "customers")
+    ...      .option("lookup.cache", "PARTIAL").option("lookup.partial-cache.max-rows", "100")
+    ...      .build())
+    >>> lookup.jdbc.cache.max_rows
+    100
 """
 
 from __future__ import annotations
@@ -15,15 +25,15 @@ from typing import Any
 
 import attrs
 
-from tableapi.durations import parse_duration_ms
+from tableapi.connectors import (
+    ConnectorOptions,
+    FilesystemOptions,
+    JdbcOptions,
+    check_connector,
+    validate_options,
+)
 from tableapi.errors import ValidationError
 from tableapi.schema import Schema
-
-FILE_FORMATS = ("json", "csv", "parquet")
-CONNECTORS = ("filesystem",)
-# Options the product itself reads; everything else is handed to Spark's reader.
-_OWN_OPTIONS = {"connector", "path", "format", "changelog.op-column", "source.monitor-interval"}
-MONITOR_INTERVAL = "source.monitor-interval"
 
 
 @attrs.frozen(eq=False)
@@ -31,42 +41,51 @@ class TableDescriptor:
     connector: str
     table_schema: Schema
     options: dict[str, str]
+    connector_options: ConnectorOptions  # the options, validated by the connector
 
     @staticmethod
     def for_connector(connector: str) -> TableDescriptorBuilder:
-        if connector not in CONNECTORS:
-            raise ValidationError(
-                f"Unknown connector {connector!r}. Available connectors: {list(CONNECTORS)}."
-            )
+        check_connector(connector)
         return TableDescriptorBuilder(connector)
 
     @property
+    def filesystem(self) -> FilesystemOptions:
+        """The options of a ``filesystem`` table (an error for another connector)."""
+        opts = self.connector_options
+        if not isinstance(opts, FilesystemOptions):
+            raise ValidationError(
+                f"This is a {self.connector!r} table, not a filesystem table: it has no files "
+                "to read or write."
+            )
+        return opts
+
+    @property
+    def jdbc(self) -> JdbcOptions:
+        """The options of a ``jdbc`` lookup table (an error for another connector)."""
+        opts = self.connector_options
+        if not isinstance(opts, JdbcOptions):
+            raise ValidationError(f"This is a {self.connector!r} table, not a jdbc table.")
+        return opts
+
+    @property
     def path(self) -> str:
-        return self.options["path"]
+        return self.filesystem.path
 
     @property
     def format(self) -> str:
-        return self.options["format"]
+        return self.filesystem.format
 
     @property
     def monitor_interval_ms(self) -> int | None:
         """``source.monitor-interval``: how often the directory is listed for new files.
         Without it the table is bounded, as in Flink: a streaming query reads the files
         present at its start, and their end moves event time to +infinity."""
-        value = self.options.get(MONITOR_INTERVAL)
-        return None if value is None else parse_duration_ms(value, MONITOR_INTERVAL)
+        return self.filesystem.monitor_interval_ms
 
     @property
     def reader_options(self) -> tuple[tuple[str, str], ...]:
         """Options passed through to Spark's reader (``csv.header`` -> ``header``)."""
-        prefix = self.format + "."
-        return tuple(
-            sorted(
-                (k[len(prefix) :] if k.startswith(prefix) else k, v)
-                for k, v in self.options.items()
-                if k not in _OWN_OPTIONS
-            )
-        )
+        return self.filesystem.reader_options
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form a catalog can persist."""
@@ -106,21 +125,5 @@ class TableDescriptorBuilder:
     def build(self) -> TableDescriptor:
         if self._schema is None:
             raise ValidationError("A TableDescriptor needs a schema: call .schema(...) first.")
-        missing = [k for k in ("path", "format") if k not in self._options]
-        if missing:
-            raise ValidationError(
-                f"The filesystem connector needs the option(s) {missing}, e.g. "
-                ".option('path', '/data/orders').option('format', 'json')."
-            )
-        if self._options["format"] not in FILE_FORMATS:
-            raise ValidationError(
-                f"Unknown format {self._options['format']!r}; the filesystem connector reads "
-                f"{list(FILE_FORMATS)}."
-            )
-        descriptor = TableDescriptor(self._connector, self._schema, dict(self._options))
-        if descriptor.monitor_interval_ms == 0:
-            raise ValidationError(
-                f"{MONITOR_INTERVAL} must be positive, e.g. '10 s'; leave it out for a bounded "
-                "table (the files present when the query starts)."
-            )
-        return descriptor
+        validated = validate_options(self._connector, self._options)
+        return TableDescriptor(self._connector, self._schema, dict(self._options), validated)

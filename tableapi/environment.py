@@ -20,11 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 from tableapi import session
 from tableapi.config import TableConfig
+from tableapi.connectors import JdbcOptions
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
-from tableapi.plan import ElementsSource, FileSource, PlanNode, Scan, SparkSource
+from tableapi.plan import (
+    ElementsSource,
+    FileSource,
+    JdbcSource,
+    PlanNode,
+    Scan,
+    Source,
+    SparkSource,
+)
 from tableapi.plan.changelog import StreamingOptions
 from tableapi.rules import OptimizedPlan, optimize
 from tableapi.schema import Schema
@@ -159,14 +168,7 @@ Register it with create_temporary_table().
             )
         if isinstance(entry, Table):
             return entry
-        source = FileSource(
-            entry.path,
-            entry.format,
-            entry.reader_options,
-            entry.options.get("changelog.op-column"),
-            entry.monitor_interval_ms,
-        )
-        return Table(Scan(path, source, entry.table_schema), self)
+        return Table(Scan(path, _source_of(entry), entry.table_schema), self)
 
     def descriptor(self, path: str) -> TableDescriptor:
         """The descriptor of a table created with ``create_temporary_table``.
@@ -283,6 +285,16 @@ Register it with create_temporary_table().
     def executor(self) -> Executor:
         """Runs this environment's optimized plans (batch or streaming, by its mode)."""
         return self._executor
+
+
+def _source_of(descriptor: TableDescriptor) -> Source:
+    """The plan source of a connector table."""
+    opts = descriptor.connector_options
+    if isinstance(opts, JdbcOptions):
+        return JdbcSource(opts.source, opts.cache, opts.max_retries, opts.push_filters)
+    return FileSource(
+        opts.path, opts.format, opts.reader_options, opts.op_column, opts.monitor_interval_ms
+    )
 
 
 def _embedded_server(master: str) -> session.EmbeddedServer:

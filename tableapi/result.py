@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 from server_ext.joins.temporal_spec import LATE_ROWS_METRIC
+from server_ext.lookup.metrics import combine
 from tableapi.types import RowType
 
 
@@ -111,13 +112,40 @@ class TableResult:
     """
 
     def __init__(
-        self, dataframe: DataFrame | None, row_type: RowType, guard: Guard | None = None
+        self,
+        dataframe: DataFrame | None,
+        row_type: RowType,
+        guard: Guard | None = None,
+        lookups: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         """``guard(doing)`` wraps each call to the server: it turns the failure of a server
-        that went away into an error naming the server and how to resume."""
+        that went away into an error naming the server and how to resume. ``lookups``: the
+        lookup joins' (table, metrics observation)."""
         self._df = dataframe
         self.row_type = row_type
         self._guard: Guard = guard or _unguarded
+        self._lookups = lookups
+
+    def lookup_metrics(self) -> dict[str, dict[str, int]]:
+        """Per lookup table, FLIP-221's cache metrics summed over tasks (``hitCount``,
+        ``missCount``, ``loadCount``, ``numLoadFailures``, ``latestLoadTime`` in ms (-1
+        before any load), ``numCachedRecords``) and ``numQueries``, the database queries.
+        A batch job's metrics are there once its rows have been read (``collect()``...).
+
+        Example::
+
+            result = orders.temporal_join(customers, ..., as_of=col("pt")).execute()
+            result.collect()
+            result.lookup_metrics()["Customers"]["hitCount"]
+        """
+        observed: dict[str, list[Any]] = {}
+        for table, observation in self._lookups:
+            observed.setdefault(table, []).extend(self._observed(observation))
+        return {table: combine(rows) for table, rows in observed.items()}
+
+    def _observed(self, observation: Any) -> list[Any]:
+        """One observation's metrics rows (batch: the Observation, filled by the job)."""
+        return [observation.get]
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -201,10 +229,12 @@ class StreamingTableResult(TableResult):
         has_kind: bool,
         on_cancel: Callable[[], None] | None = None,
         guard: Guard | None = None,
+        lookups: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         """``output`` gives the changelog emitted so far (None: the query writes a sink);
         ``on_cancel`` cleans up after the query (once)."""
-        super().__init__(None, row_type, guard)
+        super().__init__(None, row_type, guard, lookups)
+        self._batches: dict[int, dict[str, Any]] = {}  # micro-batch id -> observed metrics
         self.query = query
         self._output = output
         self._has_kind = has_kind
@@ -264,6 +294,22 @@ class StreamingTableResult(TableResult):
         if self._on_cancel is not None:
             cleanup, self._on_cancel = self._on_cancel, None
             cleanup()
+
+    def lookup_metrics(self) -> dict[str, dict[str, int]]:
+        """The lookup joins' metrics over the micro-batches run so far (see
+        :meth:`TableResult.lookup_metrics`). Spark keeps the last 100 micro-batches'
+        progress: call it at least that often on a long-running query."""
+        with self._guard("reading the query's progress"):
+            progresses = self.query.recentProgress
+        for progress in progresses:
+            metrics = getattr(progress, "observedMetrics", None) or {}
+            if metrics:
+                self._batches[int(progress.batchId)] = dict(metrics)
+        return super().lookup_metrics()
+
+    def _observed(self, observation: Any) -> list[Any]:
+        # Each micro-batch observes its own lookups: summed over the batches seen.
+        return [b.get(observation) for b in self._batches.values()]
 
     def late_rows(self) -> int:
         """Probe rows that temporal joins dropped because they came behind the watermark

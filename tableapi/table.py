@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from tableapi.connectors.lookup_hint import parse_lookup_hint
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.execution import FileSink
@@ -33,6 +34,7 @@ from tableapi.plan import (
     Join,
     JoinKind,
     Limit,
+    LookupJoin,
     PlanNode,
     Project,
     QueryHints,
@@ -42,6 +44,7 @@ from tableapi.plan import (
 )
 from tableapi.plan import explain as plan_explain
 from tableapi.plan.changelog import StreamingOptions, check_streaming
+from tableapi.plan.lookup import lookup_table_scan
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan
 from tableapi.types import RowType, TimeKind
@@ -440,19 +443,56 @@ class Table:
         select=[order_id, product_id, amount, currency, o_rowtime, o_proctime, r_currency,
         rate, r_rowtime], leftTimeAttribute=[o_rowtime], rightTimeAttribute=[r_rowtime],
         rightPrimaryKey=[r_currency])
+
+        Against a lookup table (connector ``jdbc``) AS OF a processing-time attribute, it is
+        a lookup join: each row looks its keys up in the database when it is processed.
+
+        >>> enriched = orders.temporal_join(
+        ...     customers, (col("product_id") == col("c_id")) & (col("c_age") > 20),
+        ...     as_of=col("o_proctime"), how="left").with_hint("SHUFFLE_HASH", "Customers")
+        >>> plan = enriched.explain().split("== Optimized Physical Plan ==")[1]
+        >>> print(plan.splitlines()[1])  # doctest: +NORMALIZE_WHITESPACE
+        LookupJoin(table=[default_catalog.default_database.Customers],
+        joinType=[LeftOuterJoin], lookup=[c_id=product_id], where=[(c_age > 20)],
+        select=[order_id, product_id, amount, currency, o_rowtime, o_proctime, c_id, c_name,
+        c_age], shuffle=[true], cache=[PARTIAL, maxRows=10000, cacheMissingKey=true])
+        >>> print(plan.splitlines()[2])
+        +- Exchange(distribution=[hash[product_id]])
         """
         if how not in ("inner", "left"):
-            raise ValidationError(f"how must be 'inner' or 'left', got {how!r}.")
+            raise ValidationError(
+                "Temporal table join currently only support INNER JOIN and LEFT JOIN, but was "
+                f"{str(how).upper()} JOIN: use how='inner' or how='left'."
+            )
         right = self._same_env(right)
+        kind = JoinKind.INNER if how == "inner" else JoinKind.LEFT
+        lookup_table = lookup_table_scan(right._plan)
+        if lookup_table is not None:
+            condition = self._env.resolve(to_expression(join_predicate))
+            lookup = LookupJoin(self._plan, lookup_table, kind, condition, _column_name(as_of))
+            return self._new(lookup)
+        self._refuse_wrapped_lookup_table(right._plan)
         key = right._plan.unique_keys
         if not key:
             raise ValidationError(
                 "temporal_join() needs a versioned table: the right table has no primary key. "
                 "Declare one with Schema.new_builder()...primary_key(...)."
             )
-        kind = JoinKind.INNER if how == "inner" else JoinKind.LEFT
         fn = TemporalTableFunction(right, _rowtime_of(right), key[0])
         return self._temporal(right, join_predicate, _column_name(as_of), kind, fn)
+
+    @staticmethod
+    def _refuse_wrapped_lookup_table(plan: PlanNode) -> None:
+        """A lookup table is looked up as it is: not under a projection or a filter."""
+        for node in plan.walk():
+            scan = lookup_table_scan(node)
+            if scan is not None:
+                raise ValidationError(
+                    f"The right side of this temporal join reads the lookup table "
+                    f"{scan.table_name} through other operations; a lookup join looks the "
+                    f"table up as it is: pass env.from_path({scan.table_name!r}) itself and "
+                    "put filters in the join condition (they are pushed into the lookup)."
+                )
 
     def _temporal(
         self,
@@ -489,9 +529,11 @@ class Table:
         upper = name.upper()
         if upper == "STATE_TTL":
             return self._state_ttl_hint(tables, options)
+        if upper == "LOOKUP":
+            return self._lookup_hint(tables, options)
         if upper not in JOIN_HINTS:
             raise ValidationError(
-                f"Unknown hint {name!r}. Known hints: {[*JOIN_HINTS, 'STATE_TTL']}."
+                f"Unknown hint {name!r}. Known hints: {[*JOIN_HINTS, 'STATE_TTL', 'LOOKUP']}."
             )
         if not tables:
             raise ValidationError(f"Hint {upper} needs the name of the table it applies to.")
@@ -527,6 +569,26 @@ class Table:
             tuple(sorted(options)),
             tuple(sorted((k, str(v)) for k, v in options.items())),
         )
+        return self._new(QueryHints(self._plan, (hint,)))
+
+    def _lookup_hint(self, tables: tuple[Any, ...], options: dict[str, Any]) -> Table:
+        """``with_hint("LOOKUP", **{"table": "Customers", "retry-predicate": "lookup_miss",
+        ...})``: Flink's LOOKUP hint (FLIP-234, FLIP-462) for the lookup joins of the table;
+        its options are checked now, with Flink's messages."""
+        if tables:
+            raise ValidationError(
+                "LOOKUP takes its options as keyword arguments, the table among them: "
+                'with_hint("LOOKUP", **{"table": "Customers", "shuffle": "true"}).'
+            )
+        opts = {str(k): str(v) for k, v in options.items()}
+        table = parse_lookup_hint(opts).table
+        read = self._plan.table_names()
+        if table not in read:
+            raise ValidationError(
+                f"Hint LOOKUP names table {table!r}, but this query reads only "
+                f"[{', '.join(sorted(read))}]."
+            )
+        hint = Hint("LOOKUP", (table,), tuple(sorted(opts.items())))
         return self._new(QueryHints(self._plan, (hint,)))
 
     @staticmethod

@@ -63,6 +63,23 @@ def doc_catalog(mode: str, root: str = "/data", remote: str | None = None) -> Ta
         .primary_key("r_currency")
         .build(),
     )
+    env.create_temporary_table(  # a lookup table (its SQLite file is not needed to plan)
+        "Customers",
+        TableDescriptor.for_connector("jdbc")
+        .schema(
+            Schema.new_builder()
+            .column("c_id", "BIGINT")
+            .column("c_name", "STRING")
+            .column("c_age", "INT")
+            .primary_key("c_id")
+            .build()
+        )
+        .option("url", f"jdbc:sqlite:{root}/shop.db")
+        .option("table-name", "customers")
+        .option("lookup.cache", "PARTIAL")
+        .option("lookup.partial-cache.max-rows", "10000")
+        .build(),
+    )
     table("Expensive", Schema.new_builder().column("id", "BIGINT").column("name", "STRING")
           .column("price", "DOUBLE").build())  # fmt: skip
     return env
@@ -77,6 +94,7 @@ def doc_namespace(env: TableEnvironment, senv: TableEnvironment) -> dict[str, An
         "products": env.from_path("Products"),
         "shipments": env.from_path("Shipments"),
         "rates": env.from_path("Rates"),
+        "customers": env.from_path("Customers"),
         "col": tableapi.col,
         "lit": tableapi.lit,
         "call": tableapi.call,

@@ -8,17 +8,31 @@ an input shared by two parents is compiled once. ``BatchCompiler`` (``batch.py``
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
 
+from server_ext.lookup.metrics import observation_name
 from tableapi.compiler.expressions import ref, to_spark
+from tableapi.compiler.lookup import compile_lookup
 from tableapi.errors import ValidationError
 from tableapi.expressions import Column
-from tableapi.plan import Filter, Join, JoinKind, PlanNode, Project, QueryHints
+from tableapi.plan import (
+    Exchange,
+    Filter,
+    Join,
+    JoinKind,
+    LookupJoin,
+    PlanNode,
+    Project,
+    QueryHints,
+)
 from tableapi.types import RowType
 
 # Table API hint name -> Spark's join strategy hint.
@@ -40,6 +54,9 @@ SPARK_HOW = {
 }
 
 
+_observations = itertools.count()  # unique observation names within a session
+
+
 class Compiler:
     """Optimized plan -> DataFrame, one ``visit_<Node>`` method per node type."""
 
@@ -48,6 +65,9 @@ class Compiler:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self._memo: dict[int, DataFrame] = {}
+        # The lookup joins' metrics: (lookup table, its observation), read by the result.
+        self.lookups: list[tuple[str, Any]] = []
+        self._cache_id = uuid.uuid4().hex  # one query's lookup caches are its own
 
     def compile(self, node: PlanNode) -> DataFrame:
         """The DataFrame of ``node`` (compiled once per compiler, however often it is read)."""
@@ -63,7 +83,16 @@ class Compiler:
 
     def carried_columns(self, node: PlanNode) -> list[SparkColumn]:
         """Columns a node's rows carry besides its own (streaming: the row kind)."""
+        return [ref(n) for n, _ in self.carried_fields(node)]
+
+    def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
+        """The carried columns as (name, Spark DDL type)."""
         return []
+
+    def observation(self, name: str) -> Any:
+        """What ``DataFrame.observe`` takes to report metrics under ``name`` (batch: an
+        ``Observation`` read after the job; streaming: the name, read from the progress)."""
+        raise NotImplementedError
 
     # -- node compilers shared by both modes ---------------------------------------------------
     def visit_Project(self, node: Project) -> DataFrame:
@@ -76,6 +105,22 @@ class Compiler:
 
     def visit_Filter(self, node: Filter) -> DataFrame:
         return self.compile(node.input).filter(to_spark(node.condition, node.input.row_type))
+
+    def visit_Exchange(self, node: Exchange) -> DataFrame:
+        row = node.input.row_type
+        return self.compile(node.input).repartition(*(to_spark(k, row) for k in node.keys))
+
+    def visit_LookupJoin(self, node: LookupJoin) -> DataFrame:
+        """server_ext's lookup operator over the probe input (see ``lookup.py``)."""
+        name = observation_name(node.table_name, next(_observations))
+        observation = self.observation(name)
+        self.lookups.append((node.table_name, observation))
+
+        def observe(df: DataFrame, aggregates: list[SparkColumn]) -> DataFrame:
+            return df.observe(observation, *aggregates)
+
+        carried = self.carried_fields(node.input)
+        return compile_lookup(node, self.compile(node.input), carried, self._cache_id, observe)
 
     def visit_QueryHints(self, node: QueryHints) -> DataFrame:
         return self.compile(node.input)  # the hint rule has moved the hints onto the joins

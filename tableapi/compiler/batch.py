@@ -8,9 +8,11 @@ Example::
 from __future__ import annotations
 
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.observation import Observation
 from pyspark.sql.connect.session import SparkSession
 from pyspark.sql.connect.window import Window
 
@@ -23,6 +25,7 @@ from tableapi.plan import (
     Distinct,
     ElementsSource,
     FileSource,
+    JdbcSource,
     Join,
     JoinKind,
     Limit,
@@ -33,6 +36,7 @@ from tableapi.plan import (
     TemporalJoin,
     Union,
 )
+from tableapi.plan.lookup import lookup_table_misuse
 from tableapi.types import RowType, TimeKind
 
 _AS_OF_LEFT, _AS_OF_RIGHT, _LATEST = "__as_of_left", "__as_of_right", "__latest"
@@ -49,7 +53,12 @@ class BatchCompiler(Compiler):
 
     mode = "batch"
 
+    def observation(self, name: str) -> Any:
+        return Observation(name)
+
     def visit_Scan(self, node: Scan) -> DataFrame:
+        if isinstance(node.source, JdbcSource):
+            raise ValidationError(lookup_table_misuse(node.table_name))
         if not node.physical_only and node.schema and node.schema.computed_columns:
             raise ValidationError("compile the optimized plan: computed columns are not expanded")
         source = node.source

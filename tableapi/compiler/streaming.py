@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import attrs
 from pyspark.sql import Column as SparkColumn
@@ -90,6 +91,7 @@ class CompiledStream:
     bounded: bool = False  # every input ends: the query runs to the end and stops
     trigger_ms: int | None = None  # the micro-batch interval (source.monitor-interval)
     end_of_input: EndOfInput | None = None  # read by bounded tables with watermarks
+    lookups: tuple[tuple[str, str], ...] = ()  # (lookup table, its observation's name)
 
 
 def compile_stream(
@@ -114,6 +116,7 @@ def compile_stream(
         all_bounded(node),
         monitor_interval_ms(node),
         end_of_input,
+        tuple(compiler.lookups),
     )
 
 
@@ -132,8 +135,11 @@ class StreamingCompiler(Compiler):
         self.uses_operator = False  # what running the query needs, found while compiling
         self.processing_time = False
 
-    def carried_columns(self, node: PlanNode) -> list[SparkColumn]:
-        return [ref(KIND), ref(SEQ)] if is_changelog(node) else []
+    def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
+        return [(KIND, "TINYINT"), (SEQ, "STRING")] if is_changelog(node) else []
+
+    def observation(self, name: str) -> Any:
+        return name
 
     def visit_Scan(self, node: Scan) -> DataFrame:
         source = node.source

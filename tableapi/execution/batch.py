@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from tableapi.compiler import compile_plan
+from tableapi.compiler.batch import BatchCompiler
 from tableapi.execution import FileSink, Server
 from tableapi.plan import PlanNode
 from tableapi.result import TableResult
@@ -22,7 +23,9 @@ class BatchExecutor:
         return compile_plan(plan, self._server.session())
 
     def execute(self, plan: PlanNode, row_type: RowType) -> TableResult:
-        return TableResult(self.to_spark(plan), row_type, self._guard)
+        compiler = BatchCompiler(self._server.session())
+        df = compiler.compile(plan)
+        return TableResult(df, row_type, self._guard, tuple(compiler.lookups))
 
     def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> TableResult:
         mode = "overwrite" if overwrite else "append"

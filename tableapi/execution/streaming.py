@@ -78,7 +78,9 @@ class StreamingExecutor:
             with guard("running the query"):
                 query, cleanup = self._start(compiled, writer)
         has_kind = compiled.mode is ChangelogMode.ALL
-        return StreamingTableResult(query, output, row_type, has_kind, cleanup, guard)
+        return StreamingTableResult(
+            query, output, row_type, has_kind, cleanup, guard, compiled.lookups
+        )
 
     def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> StreamingTableResult:
         check_streaming(plan)

@@ -11,9 +11,11 @@ from tableapi.plan.joins import (
     TemporalJoin,
     join_unique_keys,
 )
+from tableapi.plan.lookup import LookupJoin
 from tableapi.plan.relational import (
     Aggregate,
     Distinct,
+    Exchange,
     Filter,
     Hint,
     Limit,
@@ -22,7 +24,14 @@ from tableapi.plan.relational import (
     Sort,
     Union,
 )
-from tableapi.plan.sources import ElementsSource, FileSource, Scan, Source, SparkSource
+from tableapi.plan.sources import (
+    ElementsSource,
+    FileSource,
+    JdbcSource,
+    Scan,
+    Source,
+    SparkSource,
+)
 
 __all__ = [
     "Aggregate",
@@ -30,13 +39,16 @@ __all__ = [
     "Distinct",
     "ElementsSource",
     "EquiKey",
+    "Exchange",
     "FileSource",
     "Filter",
     "Hint",
     "IntervalBounds",
+    "JdbcSource",
     "Join",
     "JoinKind",
     "Limit",
+    "LookupJoin",
     "MultiJoin",
     "PlanNode",
     "Project",

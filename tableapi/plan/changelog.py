@@ -25,11 +25,23 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import conjuncts
 from tableapi.plan.base import PlanNode
 from tableapi.plan.joins import Join, JoinKind, MultiJoin, TemporalJoin
-from tableapi.plan.relational import Filter, Project, QueryHints, Union
-from tableapi.plan.sources import ElementsSource, FileSource, Scan, SparkSource
+from tableapi.plan.lookup import LookupJoin, lookup_table_misuse
+from tableapi.plan.relational import Exchange, Filter, Project, QueryHints, Union
+from tableapi.plan.sources import ElementsSource, FileSource, JdbcSource, Scan, SparkSource
 
 # Operators that run in streaming mode; the others need a bounded input today.
-_STREAMING_NODES = (Scan, Project, Filter, Join, MultiJoin, TemporalJoin, Union, QueryHints)
+_STREAMING_NODES = (
+    Scan,
+    Project,
+    Filter,
+    Join,
+    MultiJoin,
+    TemporalJoin,
+    LookupJoin,
+    Exchange,
+    Union,
+    QueryHints,
+)
 
 
 class OperatorTier(str, Enum):
@@ -73,8 +85,10 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
         if isinstance(source, FileSource) and source.op_column:
             return ChangelogMode.ALL
         return ChangelogMode.INSERT_ONLY
-    if isinstance(node, Project | Filter | QueryHints):
+    if isinstance(node, Project | Filter | QueryHints | Exchange):
         return changelog_mode(node.input)
+    if isinstance(node, LookupJoin):
+        return changelog_mode(node.input)  # each output row keeps its probe row's kind
     if isinstance(node, Join):
         if node.interval is not None:
             return ChangelogMode.INSERT_ONLY  # outer rows wait for the watermark: no retraction
@@ -205,6 +219,28 @@ def monitor_interval_ms(plan: PlanNode) -> int | None:
     return min(intervals, default=None)
 
 
+def check_hash_lookup(node: LookupJoin) -> None:
+    """FLIP-204: the probe input of a hash lookup join (SHUFFLE_HASH, LOOKUP 'shuffle') is
+    insert-only, or its upsert key contains the lookup keys: hashing on the keys must not
+    send the changes of one row to different tasks."""
+    if not is_changelog(node.input):
+        return
+    keys = set().union(
+        *(k.probe.column_names() for k in node.lookup.probe_keys if k.probe is not None)
+    )
+    upsert = node.input.unique_keys
+    if any(keys <= set(u) for u in upsert if u):
+        return
+    shown = [list(u) for u in upsert if u]
+    raise ValidationError(
+        f"The hash lookup join on {node.table_name} (SHUFFLE_HASH, or LOOKUP 'shuffle'='true') "
+        "needs an insert-only probe input, or one whose upsert key contains the lookup keys "
+        f"{sorted(keys)} (FLIP-204); the probe input is a changelog with upsert keys "
+        f"{shown}: hashing on the lookup keys would send the changes of one row to different "
+        "tasks, out of order. Remove the hint, or look up by columns of the upsert key."
+    )
+
+
 def check_streaming(plan: PlanNode) -> None:
     """Errors for plans that cannot run on unbounded inputs, raised at plan time."""
     for node in plan.walk():
@@ -213,6 +249,10 @@ def check_streaming(plan: PlanNode) -> None:
                 f"{type(node).__name__} is not supported in streaming mode yet; run this "
                 "query with TableEnvironment.create(mode='batch')."
             )
+        if isinstance(node, Scan) and isinstance(node.source, JdbcSource):
+            raise ValidationError(lookup_table_misuse(node.table_name))
+        if isinstance(node, LookupJoin) and node.shuffle:
+            check_hash_lookup(node)
         if isinstance(node, Scan) and isinstance(node.source, ElementsSource):
             raise ValidationError(
                 f"Table {node.table_name} comes from from_elements(), a bounded input: in "

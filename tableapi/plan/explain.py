@@ -23,9 +23,11 @@ from tableapi.plan.changelog import (
     state_ttl_ms,
 )
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
+from tableapi.plan.lookup import LookupJoin
 from tableapi.plan.relational import (
     Aggregate,
     Distinct,
+    Exchange,
     Filter,
     Limit,
     Project,
@@ -63,6 +65,14 @@ def _logical(node: PlanNode) -> str:
             f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.logical_name}], "
             f"forSystemTimeAsOf=[{node.as_of}])"
         )
+    if isinstance(node, LookupJoin):
+        return (
+            f"LogicalCorrelate(condition=[{node.condition}], "
+            f"joinType=[{node.kind.logical_name}], forSystemTimeAsOf=[{node.as_of}], "
+            f"{_table(node.table_name)})"
+        )
+    if isinstance(node, Exchange):
+        return _exchange(node)
     if isinstance(node, Distinct):
         return f"LogicalAggregate(group=[{{{', '.join(node.row_type.names)}}}])"
     if isinstance(node, Sort):
@@ -97,6 +107,10 @@ def _optimized(node: PlanNode) -> str:
         return _temporal_join(node)
     if isinstance(node, MultiJoin):
         return _multi_join(node)
+    if isinstance(node, LookupJoin):
+        return _lookup_join(node)
+    if isinstance(node, Exchange):
+        return _exchange(node)
     if isinstance(node, Distinct):
         return f"GroupAggregate(groupBy={names}, select={names})"
     if isinstance(node, Sort):
@@ -143,6 +157,61 @@ def _join(node: Join) -> str:
         )
         return f"IntervalJoin({', '.join(parts)})"
     return f"Join({', '.join(parts)})"
+
+
+def _exchange(node: Exchange) -> str:
+    return f"Exchange(distribution=[hash[{', '.join(map(str, node.keys))}]])"
+
+
+def _lookup_join(node: LookupJoin) -> str:
+    """Flink's LookupJoin: the table, the lookup keys (``column=probe expression``), the
+    calc on the fetched rows (``where``), a left join's pre-filter, the remaining join
+    condition, and the hints' effects; plus the table's cache."""
+    lookup = node.lookup
+    parts = [
+        f"table=[{node.qualified_name}]",
+        f"joinType=[{node.kind.value}]",
+        f"lookup=[{', '.join(map(str, lookup.keys))}]",
+    ]
+    if lookup.dim_filter is not None:
+        parts.append(f"where=[{lookup.dim_filter}]")
+    if lookup.pre_filter is not None:
+        parts.append(f"preFilterCondition=[{lookup.pre_filter}]")
+    if lookup.residual is not None:
+        parts.append(f"joinCondition=[{lookup.residual}]")
+    parts.append(f"select={_list(node.row_type.names)}")
+    hint = node.lookup_hint
+    if hint is not None and hint.async_lookup:
+        parts.append(f"async=[{hint.output_mode.upper()}, {hint.capacity}, {hint.timeout_ms}ms]")
+    retry = hint.retry_spec() if hint is not None else None
+    if retry is not None:
+        parts.append(
+            f"retry=[lookup_miss, FIXED_DELAY, {retry.fixed_delay_ms}ms, {retry.max_attempts}]"
+        )
+    if node.shuffle:
+        parts.append("shuffle=[true]")
+    parts.append(f"cache=[{_cache(node)}]")
+    return f"LookupJoin({', '.join(parts)})"
+
+
+def _cache(node: LookupJoin) -> str:
+    c = node.source.cache
+    if c.kind == "PARTIAL":
+        bits = [
+            f"maxRows={c.max_rows}" if c.max_rows else "",
+            f"expireAfterWrite={c.expire_after_write_ms}ms" if c.expire_after_write_ms else "",
+            f"expireAfterAccess={c.expire_after_access_ms}ms" if c.expire_after_access_ms else "",
+            f"cacheMissingKey={str(c.cache_missing_key).lower()}",
+        ]
+        return ", ".join(["PARTIAL", *(b for b in bits if b)])
+    if c.kind == "FULL":
+        when = (
+            f"TIMED {c.reload_iso_time} every {c.reload_interval_days} d"
+            if c.reload_strategy == "TIMED"
+            else f"PERIODIC {c.reload_interval_ms}ms {c.schedule_mode}"
+        )
+        return f"FULL, {when}"
+    return "NONE"
 
 
 def _multi_join(node: MultiJoin) -> str:
@@ -192,6 +261,8 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
             ttl = state_ttl_ms(node, side, options.default_ttl_ms)
             if ttl is not None:
                 extra.append(f"{side}StateTtl=[{ttl} ms]")
+    if isinstance(node, LookupJoin):
+        extra.append("operator=[server_ext lookup join, per Arrow batch]")
     if isinstance(node, MultiJoin):
         extra.append("operator=[server_ext multi-way join processor]")
         extra.append(f"tier=[{operator_tier(node, options).value}]")

@@ -149,6 +149,21 @@ class Limit(UnaryNode):
 
 
 @attrs.frozen(eq=False)
+class Exchange(UnaryNode):
+    """Hash-partitions the rows on ``keys`` (Flink's ``Exchange(distribution=[hash[...]])``):
+    rows with equal keys meet in one task. Placed by rules (the hash lookup join)."""
+
+    keys: tuple[Expression, ...]
+
+    def derive_row_type(self) -> RowType:
+        if not self.keys:
+            raise ValidationError("internal: an Exchange hashes on at least one key")
+        for k in self.keys:
+            self.check_expr(k, self.input.row_type, "the hash distribution")
+        return self.input.row_type
+
+
+@attrs.frozen(eq=False)
 class QueryHints(UnaryNode):
     """Hints given with ``Table.with_hint``; the hint rule moves them onto joins."""
 

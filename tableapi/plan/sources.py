@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from server_ext.lookup.spec import CacheSpec, SourceSpec
 from tableapi.plan.base import PlanNode
 from tableapi.schema import Schema
 from tableapi.types import RowType
@@ -62,7 +63,21 @@ class SparkSource:
         return "spark dataframe"
 
 
-Source = FileSource | ElementsSource | SparkSource
+@attrs.frozen(eq=False)
+class JdbcSource:
+    """A lookup table (connector ``jdbc``) in PostgreSQL or SQLite: never scanned, only looked
+    up by key from a lookup join (``temporal_join`` AS OF a processing-time attribute)."""
+
+    source: SourceSpec  # where the table is (server_ext's wire type)
+    cache: CacheSpec  # lookup.cache and its options
+    max_retries: int = 3  # lookup.max-retries
+    push_filters: bool = True  # filter.handling.policy = always
+
+    def __str__(self) -> str:
+        return f"jdbc, {self.source.describe()}"
+
+
+Source = FileSource | ElementsSource | SparkSource | JdbcSource
 
 
 @attrs.frozen(eq=False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.plan import Filter, Hint, Join, PlanNode, Project, QueryHints, Scan
+from tableapi.plan import Filter, Hint, Join, LookupJoin, PlanNode, Project, QueryHints, Scan
+from tableapi.plan.lookup import LOOKUP_JOIN_HINTS
 
 
 def direct_table(node: PlanNode) -> str | None:
@@ -16,17 +17,27 @@ def direct_table(node: PlanNode) -> str | None:
 
 def propagate_hints(plan: PlanNode) -> tuple[PlanNode, list[str]]:
     """Move each QueryHints node's hints onto the joins below it whose direct input is a
-    hinted table; returns the plan and notes on hints that applied to no join."""
+    hinted table, and SHUFFLE_HASH / LOOKUP hints onto the lookup joins of the tables they
+    name; returns the plan and notes on hints that applied to no join."""
     notes: list[str] = []
 
     def attach(node: PlanNode, hints: tuple[Hint, ...], used: set[tuple[Hint, str]]) -> PlanNode:
         def rewrite(n: PlanNode) -> PlanNode | None:
+            if isinstance(n, LookupJoin):
+                found = [
+                    h for h in hints if h.name in LOOKUP_JOIN_HINTS and n.table_name in h.tables
+                ]
+                used.update((h, n.table_name) for h in found)
+                hinted = tuple(Hint(h.name, (n.table_name,), h.options) for h in found)
+                return attrs.evolve(n, hints=n.hints + hinted) if hinted else None
             if not isinstance(n, Join):
                 return None
             added = []
             for side, child in (("left", n.left), ("right", n.right)):
                 table = direct_table(child)
                 for h in hints:
+                    if h.name == "LOOKUP":
+                        continue  # lookup joins only
                     if table is not None and table in h.tables:
                         added.append((Hint(h.name, (table,), h.options), side))
                         used.add((h, table))

@@ -14,6 +14,7 @@ from tableapi.rules.joins import (
     push_single_side_predicates,
     split_join_conditions,
 )
+from tableapi.rules.lookup_joins import plan_lookup_joins
 from tableapi.rules.multi_joins import merge_multi_joins
 
 
@@ -34,6 +35,7 @@ def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> Optimi
     plan = split_join_conditions(plan)
     plan = push_single_side_predicates(plan)
     plan = classify_interval_joins(plan)
+    plan = plan_lookup_joins(plan)
     if multi_join_max_tables is not None:
         plan = merge_multi_joins(plan, multi_join_max_tables)
     return OptimizedPlan(plan, tuple(notes))

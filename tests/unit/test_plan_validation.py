@@ -525,7 +525,7 @@ def test_with_hint_unknown_name(catalog):
         ValidationError,
         match=r"Unknown hint 'FAST'\. Known hints: \['BROADCAST', "
         r"'SHUFFLE_HASH', 'SHUFFLE_MERGE', 'MERGE', "
-        r"'SHUFFLE_REPLICATE_NL', 'STATE_TTL'\]",
+        r"'SHUFFLE_REPLICATE_NL', 'STATE_TTL', 'LOOKUP'\]",
     ):
         t.with_hint("FAST", "Product")
 

@@ -362,7 +362,7 @@ def test_unknown_connector():
     with pytest.raises(
         ValidationError,
         match=r"Unknown connector 'kafka'\. Available connectors: "
-        r"\['filesystem'\]",
+        r"\['filesystem', 'jdbc'\]",
     ):
         TableDescriptor.for_connector("kafka")
 

@@ -306,7 +306,7 @@ def test_temporal_join_errors(rates_env):
     on = col("currency") == col("r_currency")
     with pytest.raises(ValidationError, match=r"as_of must be a time attribute .* plain_ts"):
         orders.temporal_join(rates, on, as_of=col("plain_ts"))
-    with pytest.raises(ValidationError, match="how must be 'inner' or 'left'"):
+    with pytest.raises(ValidationError, match="only support INNER JOIN and LEFT JOIN, but was"):
         orders.temporal_join(rates, on, as_of=col("o_rowtime"), how="full")
     with pytest.raises(ValidationError, match="the right table has no primary key"):
         orders.temporal_join(orders.select(col("currency").alias("c2")), on, as_of="o_rowtime")

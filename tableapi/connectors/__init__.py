@@ -1,0 +1,62 @@
+"""Connectors: where a catalog table's rows live, one module per connector.
+
+- ``filesystem`` (:mod:`tableapi.connectors.filesystem`): files read with Spark's readers.
+- ``jdbc`` (:mod:`tableapi.connectors.jdbc`): a lookup table in PostgreSQL or SQLite, the
+  dimension side of ``temporal_join`` (a lookup join); its LOOKUP hint is
+  :mod:`tableapi.connectors.lookup_hint`.
+
+Each connector validates its options when the table is created
+(``TableDescriptor.build()``), with Flink's messages where Flink has the option.
+
+Example::
+
+    >>> validate_options("jdbc", {"url": "jdbc:sqlite:/data/shop.db",
+    ...                           "table-name": "customers"}).cache.kind
+    'NONE'
+    >>> validate_options("kafka", {})
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: Unknown connector 'kafka'. Available connectors: \
+['filesystem', 'jdbc'].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from tableapi.connectors.filesystem import FilesystemOptions, validate_filesystem_options
+from tableapi.connectors.jdbc import JdbcOptions, validate_jdbc_options
+from tableapi.errors import ValidationError
+
+ConnectorOptions = FilesystemOptions | JdbcOptions
+_VALIDATORS: dict[str, Callable[[Mapping[str, str], str], ConnectorOptions]] = {
+    "filesystem": validate_filesystem_options,
+    "jdbc": validate_jdbc_options,
+}
+CONNECTORS = tuple(_VALIDATORS)
+
+
+def check_connector(connector: str) -> None:
+    """Raise a clear error for a connector this product does not have."""
+    if connector not in _VALIDATORS:
+        raise ValidationError(
+            f"Unknown connector {connector!r}. Available connectors: {list(CONNECTORS)}."
+        )
+
+
+def validate_options(
+    connector: str, options: Mapping[str, str], table: str = ""
+) -> ConnectorOptions:
+    """A connector's options, checked and typed (``table`` names the table in errors)."""
+    check_connector(connector)
+    return _VALIDATORS[connector](options, table)
+
+
+__all__ = [
+    "CONNECTORS",
+    "ConnectorOptions",
+    "FilesystemOptions",
+    "JdbcOptions",
+    "check_connector",
+    "validate_options",
+]

@@ -1,0 +1,83 @@
+"""The ``filesystem`` connector: files under a directory in json, csv or parquet, read with
+Spark's readers (as a stream in streaming mode).
+
+Options: ``path`` and ``format`` (required); ``changelog.op-column`` (the column holding each
+row's kind: the table is read as a changelog); ``source.monitor-interval`` (watch the
+directory for new files: the table is unbounded; without it the table is bounded, as in
+Flink); ``<format>.<option>`` or ``<option>``: handed to Spark's reader
+(``csv.header`` -> ``header``).
+
+Example::
+
+    >>> opts = validate_filesystem_options({"path": "/data/orders", "format": "csv",
+    ...     "csv.header": "true", "source.monitor-interval": "2 s"})
+    >>> opts.reader_options, opts.monitor_interval_ms
+    ((('header', 'true'),), 2000)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from tableapi.durations import parse_duration_ms
+from tableapi.errors import ValidationError
+
+FILE_FORMATS = ("json", "csv", "parquet")
+PATH = "path"
+FORMAT = "format"
+OP_COLUMN = "changelog.op-column"
+MONITOR_INTERVAL = "source.monitor-interval"
+# Options the product itself reads; everything else is handed to Spark's reader.
+OWN_OPTIONS = frozenset({"connector", PATH, FORMAT, OP_COLUMN, MONITOR_INTERVAL})
+
+
+@attrs.frozen
+class FilesystemOptions:
+    """A validated ``filesystem`` table."""
+
+    path: str
+    format: str
+    reader_options: tuple[tuple[str, str], ...] = ()
+    op_column: str | None = None
+    monitor_interval_ms: int | None = None
+
+
+def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> FilesystemOptions:
+    """Check a ``filesystem`` table's options; raise :class:`ValidationError` naming the fix.
+
+    Example::
+
+        >>> validate_filesystem_options({"path": "/data/t"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: The filesystem connector needs the option(s) ['format']...
+    """
+    missing = [k for k in (PATH, FORMAT) if k not in options]
+    if missing:
+        raise ValidationError(
+            f"The filesystem connector needs the option(s) {missing}, e.g. "
+            ".option('path', '/data/orders').option('format', 'json')."
+        )
+    fmt = options[FORMAT]
+    if fmt not in FILE_FORMATS:
+        raise ValidationError(
+            f"Unknown format {fmt!r}; the filesystem connector reads {list(FILE_FORMATS)}."
+        )
+    interval = options.get(MONITOR_INTERVAL)
+    interval_ms = None if interval is None else parse_duration_ms(interval, MONITOR_INTERVAL)
+    if interval_ms == 0:
+        raise ValidationError(
+            f"{MONITOR_INTERVAL} must be positive, e.g. '10 s'; leave it out for a bounded "
+            "table (the files present when the query starts)."
+        )
+    prefix = fmt + "."
+    reader = tuple(
+        sorted(
+            (k[len(prefix) :] if k.startswith(prefix) else k, v)
+            for k, v in options.items()
+            if k not in OWN_OPTIONS
+        )
+    )
+    return FilesystemOptions(options[PATH], fmt, reader, options.get(OP_COLUMN), interval_ms)
