@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Sequence
 
@@ -31,7 +32,11 @@ from server_ext.joins.condition import column_refs, compile_condition
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
 
-__all__ = ["jvm_join", "jvm_operators_available"]
+__all__ = ["jvm_join", "jvm_operators_available", "jvm_plugin_on_server"]
+
+# session_id -> does its server run the plugin (asked once per session).
+_plugin_by_session: dict[str, bool] = {}
+_plugin_lock = threading.Lock()
 
 
 class _JvmOperator(LogicalPlan):
@@ -107,3 +112,27 @@ def jvm_operators_available(spark: SparkSession) -> bool:
             return False
         raise
     return schema.names == [wire.PROBE_COLUMN]
+
+
+def jvm_plugin_on_server(spark: SparkSession) -> bool:
+    """:func:`jvm_operators_available`, asked once per session; a server without the plugin
+    is warned about once (its joins then run on the Python tier).
+
+    Example::
+
+        options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(spark))
+    """
+    with _plugin_lock:
+        known = _plugin_by_session.get(spark.session_id)
+        if known is None:
+            known = _plugin_by_session[spark.session_id] = jvm_operators_available(spark)
+            if not known:
+                warnings.warn(
+                    "The Spark Connect server has no server_ext JVM operator plugin: stateful "
+                    "joins run on the slower Python tier (transformWithState on RocksDB). "
+                    "Start the server with `python -m server_ext serve` where a JDK 17 is (it "
+                    "builds and loads the jar), or set table.exec.operator.tier=python to "
+                    "choose the Python tier and silence this warning.",
+                    stacklevel=2,
+                )
+        return known
