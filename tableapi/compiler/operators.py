@@ -38,7 +38,7 @@ from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from tableapi.compiler.expressions import ref
-from tableapi.compiler.jvm_operators import jvm_join
+from tableapi.compiler.jvm_operators import jvm_operator
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
 from tableapi.plan import Join, JoinKind, PlanNode
@@ -112,10 +112,8 @@ def run_operator(
     if tier is OperatorTier.PYTHON:
         processor, time_mode = python_operator(spec)
         return df.groupBy(*keys).transformWithState(processor, output, "Append", time_mode)
-    if tier is OperatorTier.JVM and isinstance(spec, wire.JoinSpec):
-        names = [f"{wire.KEY_PREFIX}{i}" for i in range(union.key_count)]
-        return jvm_join(cast(ConnectDataFrame, df), names, spec, output)
-    raise ValidationError(f"internal: no {tier.value} tier operator for {type(spec).__name__}")
+    names = [f"{wire.KEY_PREFIX}{i}" for i in range(union.key_count)]
+    return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 
 
 def operator_time_mode(spec: OperatorSpec) -> str:

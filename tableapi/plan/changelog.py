@@ -195,8 +195,9 @@ def _runs_operator(node: PlanNode, options: StreamingOptions) -> bool:
 
 
 def has_jvm_operator(node: PlanNode, options: StreamingOptions) -> bool:
-    """Does the JVM tier have an operator for ``node``? Regular, semi and anti joins."""
-    return isinstance(node, Join) and join_strategy(node, options) is JoinStrategy.OPERATOR
+    """Does the JVM tier have an operator for ``node``? Every server_ext operator has one:
+    regular, semi, anti, interval, temporal and multi-way joins."""
+    return _runs_operator(node, options)
 
 
 def operator_tier(node: PlanNode, options: StreamingOptions) -> OperatorTier:

@@ -421,7 +421,7 @@ def test_outer_interval_joins_run_the_interval_operator(senv, spark, method, kin
     q = getattr(a, method)(b, (col("a_k") == col("b_k")) & WITHIN & (col("a_v") < col("b_v")))
     text = q.explain()
     assert "windowBounds=[isRowTime=true, leftLowerBound=-1000, leftUpperBound=2000" in text
-    assert "operator=[server_ext interval join processor], tier=[python]" in text
+    assert "operator=[server_ext interval join processor], tier=[jvm]" in text
     compiled = stream(q, spark)
     plan = plan_of(compiled.dataframe, spark)
     group_map = first(plan, "group_map")
@@ -566,21 +566,30 @@ def test_state_backend_option_chooses_the_store(senv, spark):
     assert compiled.state_backend is StateBackend.ROCKSDB
 
 
-def test_nodes_without_a_jvm_operator_run_on_python_and_explain_says_so(senv, spark):
+def test_multi_way_temporal_and_interval_joins_run_on_the_jvm_tier(senv, spark):
     senv.config.set(MULTI_JOIN_ENABLED, "true")
-    a = table(senv, "A", schema("a_k BIGINT", "a_k"))
-    b = table(senv, "B", schema("b_k BIGINT", "b_k"))
-    c = table(senv, "C", schema("c_k BIGINT", "c_k"))
+    a = table(senv, "MA", schema("a_k BIGINT", "a_k"))
+    b = table(senv, "MB", schema("b_k BIGINT", "b_k"))
+    c = table(senv, "MC", schema("c_k BIGINT", "c_k"))
     multi = a.join(b, col("a_k") == col("b_k")).left_outer_join(c, col("b_k") == col("c_k"))
     compiled = stream(multi, spark, JVM_TIER)
-    assert "group_map" in kinds(plan_of(compiled.dataframe, spark))
-    assert compiled.state_backend is StateBackend.ROCKSDB
-    assert "multi-way join processor], tier=[python], stateBackend=[rocksdb]" in multi.explain()
-    senv.config.set(MULTI_JOIN_ENABLED, "false")
-    # Two binary joins: the outer one on the JVM tier; Spark's inner one beside it.
-    text = multi.explain()
-    assert "tier=[jvm], stateBackend=[hashmap]" in text
-    assert "operator=[spark stream-stream join], stateBackend=[hashmap]" in text
+    plan = plan_of(compiled.dataframe, spark)
+    assert "group_map" not in kinds(plan) and compiled.state_backend is StateBackend.HASHMAP
+    spec = json.loads(jvm_wire.decode_payload(first(plan, "extension").value)[4])
+    assert spec["multi"]["kinds"] == ["inner", "left"] and len(spec["multi"]["inputs"]) == 3
+    assert "multi-way join processor], tier=[jvm], stateBackend=[hashmap]" in multi.explain()
+    orders, rates = _rates_and_orders(senv)
+    temporal = orders.temporal_join(rates, col("cur") == col("r_cur"), as_of=col("o_t"))
+    plan = plan_of(stream(temporal, spark, JVM_TIER).dataframe, spark)
+    assert first(plan, "collect_metrics").name == tw.LATE_ROWS_METRIC
+    fields = jvm_wire.decode_payload(first(plan, "extension").value)
+    assert fields[2] == b"temporal" and json.loads(fields[4])["temporal"]["time"] == "event"
+    x, y = _interval_tables(senv)
+    interval = x.left_outer_join(y, (col("a_k") == col("b_k")) & WITHIN)
+    plan = plan_of(stream(interval, spark, JVM_TIER).dataframe, spark)
+    fields = jvm_wire.decode_payload(first(plan, "extension").value)
+    section = json.loads(fields[4])["interval"]
+    assert fields[2] == b"interval" and (section["lower_ms"], section["upper_ms"]) == (-1000, 2000)
 
 
 def test_python_tier_option_keeps_the_processors(senv, spark):
