@@ -15,14 +15,17 @@ Example::
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.plan.changelog import OperatorTier, StreamingOptions
+from tableapi.plan.changelog import OperatorTier, StateBackend, StreamingOptions
 
 # The options the product reads (Flink's names where Flink has the option).
 STATE_TTL = "table.exec.state.ttl"
 NATIVE_JOINS = "table.exec.join.spark-native.enabled"
 OPERATOR_TIER = "table.exec.operator.tier"
+STATE_BACKEND = "state.backend.type"
 MULTI_JOIN_ENABLED = "table.optimizer.multi-join.enabled"
 MULTI_JOIN_MAX_TABLES = "table.optimizer.multi-join.max-tables"
 CHECKPOINT_DIR = "execution.checkpointing.dir"
@@ -70,6 +73,8 @@ class TableConfig:
             self._max_tables()
         elif key == OPERATOR_TIER:
             self.operator_tier()
+        elif key == STATE_BACKEND:
+            self.state_backend()
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The option's value, or ``default``.
@@ -137,22 +142,60 @@ class TableConfig:
         return int(value)
 
     def operator_tier(self) -> OperatorTier:
-        """``table.exec.operator.tier``: where server_ext's operators run.
+        """``table.exec.operator.tier``: where server_ext's stateful operators run: ``jvm``
+        (the default; the Python processors where the server has no JVM plugin, or no JVM
+        operator exists for a node) or ``python``.
 
         >>> TableConfig().operator_tier().value
+        'jvm'
+        >>> TableConfig().set(OPERATOR_TIER, "Python").operator_tier().value
         'python'
+        >>> TableConfig().set(OPERATOR_TIER, "gpu")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: table.exec.operator.tier must be one of ['jvm', ...
         """
-        value = self._values.get(OPERATOR_TIER, OperatorTier.PYTHON.value).strip().lower()
-        try:
-            return OperatorTier(value)
-        except ValueError:
-            raise ValidationError(
-                f"{OPERATOR_TIER} must be one of {[t.value for t in OperatorTier]}, "
-                f"got {self._values.get(OPERATOR_TIER)!r}."
-            ) from None
+        return _choice(self._values.get(OPERATOR_TIER), OPERATOR_TIER, OperatorTier.JVM)
+
+    def state_backend(self) -> StateBackend:
+        """``state.backend.type``: where streaming queries keep their state, Flink's names:
+        ``hashmap`` (the default: Spark's HDFS-backed store, state in memory) or ``rocksdb``.
+        A query with a Python tier operator runs on RocksDB whatever this says.
+
+        >>> TableConfig().state_backend().value
+        'hashmap'
+        >>> TableConfig().set(STATE_BACKEND, "rocksdb").state_backend().value
+        'rocksdb'
+        >>> TableConfig().set(STATE_BACKEND, "heap")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: state.backend.type must be one of ['hashmap', ...
+        """
+        return _choice(self._values.get(STATE_BACKEND), STATE_BACKEND, StateBackend.HASHMAP)
 
     def streaming_options(self) -> StreamingOptions:
         """What streaming planning reads from the options."""
         return StreamingOptions(
-            self.state_ttl_ms, self.flag(NATIVE_JOINS, True), self.operator_tier()
+            self.state_ttl_ms,
+            self.flag(NATIVE_JOINS, True),
+            self.operator_tier(),
+            self.state_backend(),
         )
+
+
+_E = TypeVar("_E", OperatorTier, StateBackend)
+
+
+def _choice(value: str | None, key: str, default: _E) -> _E:
+    """An option with a fixed set of values (case-insensitive); anything else is an error
+    naming the option and its values."""
+    if value is None:
+        return default
+    kind = type(default)
+    try:
+        return kind(value.strip().lower())
+    except ValueError:
+        raise ValidationError(
+            f"{key} must be one of {[v.value for v in kind]} (default {default.value!r}), "
+            f"got {value!r}."
+        ) from None

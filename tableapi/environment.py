@@ -18,6 +18,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from tableapi import session
 from tableapi.config import TableConfig
 from tableapi.connectors import JdbcOptions
@@ -34,7 +36,7 @@ from tableapi.plan import (
     Source,
     SparkSource,
 )
-from tableapi.plan.changelog import StreamingOptions
+from tableapi.plan.changelog import OperatorTier, StreamingOptions
 from tableapi.rules import OptimizedPlan, optimize
 from tableapi.schema import Schema
 from tableapi.table import Table, TemporalTableFunction
@@ -278,8 +280,21 @@ Register it with create_temporary_table().
         return optimize(plan, max_tables)
 
     def streaming_options(self) -> StreamingOptions | None:
-        """What streaming planning reads from the options; None in batch mode."""
-        return self.config.streaming_options() if self.mode == "streaming" else None
+        """What streaming planning reads from the options; None in batch mode. Once
+        connected, also whether the server has the JVM operator plugin (asked once per
+        session); before, explain takes it as there.
+
+        >>> TableEnvironment.create(mode="streaming").streaming_options().operator_tier.value
+        'jvm'
+        """
+        if self.mode != "streaming":
+            return None
+        options = self.config.streaming_options()
+        if self._spark is not None and options.operator_tier is OperatorTier.JVM:
+            from tableapi.compiler.jvm_operators import jvm_plugin_on_server
+
+            options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(self._spark))
+        return options
 
     @property
     def executor(self) -> Executor:

@@ -5,7 +5,8 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
 
     message JvmOperator {
       uint32   wire_version = 1;   // WIRE_VERSION: client and plugin must agree
-      string   operator     = 2;   // "join", or "probe" (is the plugin there, which version?)
+      string   operator     = 2;   // "join", "temporal", "interval", "multi", or "probe" (is
+                                   // the plugin there, which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py
       string   spec_json    = 4;   // see spec_json()
     }
@@ -26,7 +27,13 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from server_ext.joins.interval_spec import IntervalSpec
+from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec, SideSpec
+from server_ext.joins.temporal_spec import TemporalSpec
+
+#: The spec types the plugin runs, by its operator name.
+OperatorSpecs = JoinSpec | TemporalSpec | IntervalSpec | MultiJoinSpec
 
 WIRE_VERSION = 1
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
@@ -61,6 +68,64 @@ def spec_json(spec: JoinSpec, key_names: Sequence[str], output_json: str) -> str
                 "residual": None if spec.residual is None else encode_tree(spec.residual),
                 "output_names": list(spec.output_names),
             },
+        },
+        allow_nan=False,
+    )
+
+
+def operator_name(spec: OperatorSpecs) -> str:
+    """The plugin's name for the operator that runs ``spec``.
+
+    Example::
+
+        operator_name(spec)  # "join", "temporal", "interval" or "multi"
+    """
+    if isinstance(spec, JoinSpec):
+        return "join"
+    if isinstance(spec, TemporalSpec):
+        return "temporal"
+    if isinstance(spec, IntervalSpec):
+        return "interval"
+    return "multi"
+
+
+def operator_spec_json(spec: OperatorSpecs, key_names: Sequence[str], output_json: str) -> str:
+    """The spec of any operator request: as :func:`spec_json`, with the operator's own section
+    (``join``, ``temporal``, ``interval`` or ``multi``).
+
+    Example::
+
+        operator_spec_json(temporal_spec, ["__k0"], output_schema.json())
+    """
+    if isinstance(spec, JoinSpec):
+        return spec_json(spec, key_names, output_json)
+    section: dict[str, Any]
+    if isinstance(spec, MultiJoinSpec):
+        section = {
+            "inputs": [[list(f) for f in fields] for fields in spec.inputs],
+            "kinds": list(spec.kinds),
+            "conditions": [None if c is None else encode_tree(c) for c in spec.conditions],
+            "ttl_ms": spec.ttl_ms,
+        }
+    else:
+        section = {
+            "kind": spec.kind,
+            "left": _side(spec.left),
+            "right": _side(spec.right),
+            "residual": None if spec.residual is None else encode_tree(spec.residual),
+            "output_names": list(spec.output_names),
+        }
+        if isinstance(spec, TemporalSpec):
+            section["time"] = spec.time
+        else:
+            section.update(
+                lower_ms=spec.lower_ms, upper_ms=spec.upper_ms, null_safe=list(spec.null_safe)
+            )
+    return json.dumps(
+        {
+            "keys": list(key_names),
+            "output": json.loads(output_json),
+            operator_name(spec): section,
         },
         allow_nan=False,
     )

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Sequence
 
@@ -28,10 +29,15 @@ from pyspark.sql.connect.session import SparkSession
 from pyspark.sql.types import ByteType, StructType
 
 from server_ext.joins.condition import column_refs, compile_condition
+from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
 
-__all__ = ["jvm_join", "jvm_operators_available"]
+__all__ = ["jvm_join", "jvm_operator", "jvm_operators_available", "jvm_plugin_on_server"]
+
+# session_id -> does its server run the plugin (asked once per session).
+_plugin_by_session: dict[str, bool] = {}
+_plugin_lock = threading.Lock()
 
 
 class _JvmOperator(LogicalPlan):
@@ -83,6 +89,38 @@ def jvm_join(
     return DataFrame(_JvmOperator(union._plan, "join", payload), union.sparkSession)
 
 
+def jvm_operator(
+    union: DataFrame, key_names: Sequence[str], spec: wire.OperatorSpecs, output: StructType
+) -> DataFrame:
+    """Any operator of the JVM tier over ``union`` (grouped by ``key_names``): a regular,
+    semi or anti join (:func:`jvm_join`), a temporal, interval or multi-way join; ``output``
+    is ``__kind TINYINT NOT NULL`` then the operator's fields.
+
+    Example::
+
+        out = jvm_operator(union, ["__k0"], temporal_spec, output_schema(node.row_type))
+    """
+    if isinstance(spec, JoinSpec):
+        return jvm_join(union, key_names, spec, output)
+    missing = [k for k in key_names if k not in union.columns]
+    if missing or not key_names:
+        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
+    fields = output.fields
+    if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
+        raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
+    if len(fields) != 1 + len(spec.output_fields()):
+        raise ValueError(
+            f"the output schema has {len(fields) - 1} fields, the operator gives "
+            f"{len(spec.output_fields())}"
+        )
+    trees = spec.conditions if isinstance(spec, MultiJoinSpec) else (spec.residual,)
+    for tree in trees:
+        compile_condition(tree)  # unknown functions and bad arities fail here
+    payload = wire.operator_spec_json(spec, key_names, output.json())
+    plan = _JvmOperator(union._plan, wire.operator_name(spec), payload)
+    return DataFrame(plan, union.sparkSession)
+
+
 def jvm_operators_available(spark: SparkSession) -> bool:
     """Does the server run server_ext's JVM operator plugin of this client's wire version?
     One analyze round trip; call it once per session. A server without the plugin (or with
@@ -107,3 +145,27 @@ def jvm_operators_available(spark: SparkSession) -> bool:
             return False
         raise
     return schema.names == [wire.PROBE_COLUMN]
+
+
+def jvm_plugin_on_server(spark: SparkSession) -> bool:
+    """:func:`jvm_operators_available`, asked once per session; a server without the plugin
+    is warned about once (its joins then run on the Python tier).
+
+    Example::
+
+        options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(spark))
+    """
+    with _plugin_lock:
+        known = _plugin_by_session.get(spark.session_id)
+        if known is None:
+            known = _plugin_by_session[spark.session_id] = jvm_operators_available(spark)
+            if not known:
+                warnings.warn(
+                    "The Spark Connect server has no server_ext JVM operator plugin: stateful "
+                    "joins run on the slower Python tier (transformWithState on RocksDB). "
+                    "Start the server with `python -m server_ext serve` where a JDK 17 is (it "
+                    "builds and loads the jar), or set table.exec.operator.tier=python to "
+                    "choose the Python tier and silence this warning.",
+                    stacklevel=2,
+                )
+        return known

@@ -4,7 +4,8 @@ tagged input union, and the seam that runs an operator on its tier.
 Every operator reads one union of its inputs, each row tagged with its input (``__side``),
 its row kind and arrival order, and the row itself in its input's struct column; grouped by
 the join key ``__k0..`` (see ``server_ext/joins/spec.py``). :func:`run_operator` is the one
-place an operator is handed to Spark: today the Python ``transformWithState`` processors.
+place an operator is handed to Spark: the JVM tier's plugin (``jvm_operators.py``) or the
+Python ``transformWithState`` processors, as ``operator_tier`` chose.
 
 Example::
 
@@ -22,13 +23,14 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
+from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
 from server_ext.joins import OperatorSpec, python_operator
 from server_ext.joins import interval_spec as iw
@@ -36,6 +38,7 @@ from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from tableapi.compiler.expressions import ref
+from tableapi.compiler.jvm_operators import jvm_operator
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
 from tableapi.plan import Join, JoinKind, PlanNode
@@ -109,7 +112,8 @@ def run_operator(
     if tier is OperatorTier.PYTHON:
         processor, time_mode = python_operator(spec)
         return df.groupBy(*keys).transformWithState(processor, output, "Append", time_mode)
-    raise ValidationError(f"internal: no operator tier {tier!r}")
+    names = [f"{wire.KEY_PREFIX}{i}" for i in range(union.key_count)]
+    return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 
 
 def operator_time_mode(spec: OperatorSpec) -> str:

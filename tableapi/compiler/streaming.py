@@ -63,6 +63,7 @@ from tableapi.plan import (
 from tableapi.plan.changelog import (
     ChangelogMode,
     JoinStrategy,
+    StateBackend,
     StreamingOptions,
     all_bounded,
     changelog_mode,
@@ -71,6 +72,7 @@ from tableapi.plan.changelog import (
     join_strategy,
     monitor_interval_ms,
     operator_tier,
+    state_backend,
 )
 from tableapi.types import to_spark as spark_type
 
@@ -86,7 +88,7 @@ class CompiledStream:
 
     dataframe: DataFrame
     mode: ChangelogMode
-    uses_operator: bool  # some join runs in server_ext (needs the RocksDB state store)
+    state_backend: StateBackend  # the query's (state.backend.type, or RocksDB for Python TWS)
     processing_time: bool  # some operator needs timeMode ProcessingTime (state TTL)
     bounded: bool = False  # every input ends: the query runs to the end and stops
     trigger_ms: int | None = None  # the micro-batch interval (source.monitor-interval)
@@ -111,7 +113,7 @@ def compile_stream(
     return CompiledStream(
         df,
         mode,
-        compiler.uses_operator,
+        state_backend(node, compiler.options),
         compiler.processing_time,
         all_bounded(node),
         monitor_interval_ms(node),
@@ -132,8 +134,7 @@ class StreamingCompiler(Compiler):
         super().__init__(spark)
         self.options = options
         self.end_of_input = end_of_input
-        self.uses_operator = False  # what running the query needs, found while compiling
-        self.processing_time = False
+        self.processing_time = False  # what running the query needs, found while compiling
 
     def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
         return [(KIND, "TINYINT"), (SEQ, "STRING")] if is_changelog(node) else []
@@ -353,7 +354,6 @@ class StreamingCompiler(Compiler):
         """Run ``spec``'s server_ext operator over ``union``; the rows come out with the
         node's columns and, for a changelog, its row kind (changes of one output row come
         from one key, in order: across keys the order is free, so ``__seq`` is empty)."""
-        self.uses_operator = True
         self.processing_time |= operator_time_mode(spec) == "ProcessingTime"
         tier = operator_tier(node, self.options)
         out = run_operator(union, spec, output_schema(node.row_type), tier)

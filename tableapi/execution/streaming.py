@@ -3,9 +3,9 @@
 A query whose inputs are all bounded runs to their end before ``execute()`` returns (the
 end moves event time to +infinity, see ``compiler/end_of_input.py``); otherwise it keeps
 running and the result reads what it has emitted so far. The state store is chosen per
-query (server_ext's Python processors need RocksDB; Spark's native joins are faster on the
-HDFS-backed store), and with ``execution.checkpointing.dir`` + ``pipeline.name`` a restarted
-job resumes from its checkpoint.
+query (``state.backend.type``; server_ext's Python processors need RocksDB), the operator
+tier once the server was asked whether it has the JVM plugin (once per session), and with
+``execution.checkpointing.dir`` + ``pipeline.name`` a restarted job resumes from its checkpoint.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
@@ -27,15 +28,19 @@ from server_ext.conf import (
 )
 from tableapi.compiler import CompiledStream, compile_stream
 from tableapi.compiler.end_of_input import EndOfInput
+from tableapi.compiler.jvm_operators import jvm_plugin_on_server
 from tableapi.config import CHECKPOINT_DIR, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
 from tableapi.execution import FileSink, Server
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
     ChangelogMode,
+    StateBackend,
+    StreamingOptions,
     changelog_mode,
     check_streaming,
     needs_end_of_input,
+    wants_jvm_plugin,
 )
 from tableapi.plan.explain import render
 from tableapi.result import StreamingTableResult
@@ -64,9 +69,17 @@ class StreamingExecutor:
             f"(set {CHECKPOINT_DIR} and {PIPELINE_NAME} to make a restarted query resume)."
         )
 
+    def options(self, plan: PlanNode) -> StreamingOptions:
+        """The options ``plan`` compiles with: the configuration, plus whether the server
+        has the JVM plugin when some operator would run on it (asked once per session)."""
+        options = self._config.streaming_options()
+        if wants_jvm_plugin(plan, options):
+            options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(self._spark()))
+        return options
+
     def to_spark(self, plan: PlanNode) -> DataFrame:
         check_streaming(plan)
-        compiled = compile_stream(plan, self._spark(), self._config.streaming_options())
+        compiled = compile_stream(plan, self._spark(), self.options(plan))
         self._configure_for(compiled)
         return compiled.dataframe
 
@@ -123,7 +136,7 @@ class StreamingExecutor:
         if end:
             end.create(spark)
         try:
-            yield compile_stream(plan, spark, self._config.streaming_options(), end)
+            yield compile_stream(plan, spark, self.options(plan), end)
         except BaseException:
             if end:
                 end.drop(spark)
@@ -198,8 +211,8 @@ class StreamingExecutor:
     def _configure_for(self, compiled: CompiledStream) -> None:
         """Session settings the next streaming query needs (they apply at its start)."""
         conf = self._spark().conf
-        provider = ROCKSDB_PROVIDER if compiled.uses_operator else HDFS_PROVIDER
-        conf.set(STATE_STORE_PROVIDER, provider)
+        rocksdb = compiled.state_backend is StateBackend.ROCKSDB
+        conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER if rocksdb else HDFS_PROVIDER)
         if compiled.processing_time:
             conf.set(NO_DATA_MICRO_BATCHES, "false")
 

@@ -47,16 +47,30 @@ _STREAMING_NODES = (
 class OperatorTier(str, Enum):
     """Where server_ext's stateful operators run (``table.exec.operator.tier``)."""
 
+    JVM = "jvm"  # Java flatMapGroupsWithState functions behind the server's Connect plugin
     PYTHON = "python"  # transformWithState processors in the server's Python workers
+
+
+class StateBackend(str, Enum):
+    """Where a streaming query keeps its state (Flink's ``state.backend.type``), chosen per
+    query as Spark's state store provider."""
+
+    HASHMAP = "hashmap"  # Spark's HDFS-backed store: state in memory, checkpointed to files
+    ROCKSDB = "rocksdb"  # Spark's RocksDB store
 
 
 @attrs.frozen
 class StreamingOptions:
-    """The configuration streaming planning reads (from ``TableConfig``)."""
+    """The configuration streaming planning reads (from ``TableConfig``), plus what the
+    session knows of its server."""
 
     default_ttl_ms: int | None = None  # table.exec.state.ttl
     native_joins: bool = True  # table.exec.join.spark-native.enabled
-    operator_tier: OperatorTier = OperatorTier.PYTHON  # table.exec.operator.tier
+    operator_tier: OperatorTier = OperatorTier.JVM  # table.exec.operator.tier
+    state_backend: StateBackend = StateBackend.HASHMAP  # state.backend.type
+    # Does the server run server_ext's JVM plugin? None: not asked yet (explain before the
+    # first query), taken as yes; the executor asks once per session before it compiles.
+    jvm_plugin: bool | None = None
 
 
 class ChangelogMode(Enum):
@@ -180,9 +194,70 @@ def _residual_on_keys_only(join: Join) -> bool:
     )
 
 
+def operator_nodes(plan: PlanNode, options: StreamingOptions) -> list[PlanNode]:
+    """The nodes of ``plan`` that run a server_ext operator (not Spark's own joins)."""
+    return [n for n in plan.walk() if _runs_operator(n, options)]
+
+
+def _runs_operator(node: PlanNode, options: StreamingOptions) -> bool:
+    if isinstance(node, Join):
+        return join_strategy(node, options) in (
+            JoinStrategy.OPERATOR,
+            JoinStrategy.INTERVAL_OPERATOR,
+        )
+    return isinstance(node, MultiJoin | TemporalJoin)
+
+
+def has_jvm_operator(node: PlanNode, options: StreamingOptions) -> bool:
+    """Does the JVM tier have an operator for ``node``? Every server_ext operator has one:
+    regular, semi, anti, interval, temporal and multi-way joins."""
+    return _runs_operator(node, options)
+
+
 def operator_tier(node: PlanNode, options: StreamingOptions) -> OperatorTier:
-    """The tier that runs ``node``'s server_ext operator: the one place that chooses it."""
-    return options.operator_tier
+    """The tier that runs ``node``'s server_ext operator: the one place that chooses it. The
+    JVM tier where it is asked for (the default), the server has the plugin and there is a
+    JVM operator for the node; else the Python processors.
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
+    >>> from tableapi.rules import optimize
+    >>> join = optimize(Join(a, b, JoinKind.LEFT, col("a") == col("b"))).plan
+    >>> operator_tier(join, StreamingOptions()).value
+    'jvm'
+    >>> operator_tier(join, StreamingOptions(jvm_plugin=False)).value
+    'python'
+    >>> operator_tier(join, StreamingOptions(operator_tier=OperatorTier.PYTHON)).value
+    'python'
+    """
+    if (
+        options.operator_tier is OperatorTier.JVM
+        and options.jvm_plugin is not False
+        and has_jvm_operator(node, options)
+    ):
+        return OperatorTier.JVM
+    return OperatorTier.PYTHON
+
+
+def wants_jvm_plugin(plan: PlanNode, options: StreamingOptions) -> bool:
+    """Would some operator of ``plan`` run on the JVM tier if the server has the plugin (so
+    the executor must ask whether it has)?"""
+    if options.operator_tier is not OperatorTier.JVM:
+        return False
+    return any(has_jvm_operator(n, options) for n in operator_nodes(plan, options))
+
+
+def state_backend(plan: PlanNode, options: StreamingOptions) -> StateBackend:
+    """The query's state backend: ``state.backend.type``, except that a query with a Python
+    tier operator runs on RocksDB (transformWithState refuses the HDFS-backed store)."""
+    if options.state_backend is StateBackend.ROCKSDB or any(
+        operator_tier(n, options) is OperatorTier.PYTHON for n in operator_nodes(plan, options)
+    ):
+        return StateBackend.ROCKSDB
+    return StateBackend.HASHMAP
 
 
 def is_bounded(scan: Scan) -> bool:

@@ -15,11 +15,13 @@ from collections.abc import Callable
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import (
     JoinStrategy,
+    StateBackend,
     StreamingOptions,
     changelog_mode,
     input_spec,
     join_strategy,
     operator_tier,
+    state_backend,
     state_ttl_ms,
 )
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
@@ -242,21 +244,28 @@ def _temporal_join(node: TemporalJoin) -> str:
     return f"TemporalJoin({', '.join(parts)})"
 
 
-def _streaming(node: PlanNode, options: StreamingOptions) -> str:
-    """The optimized node's text plus what streaming adds: the join operator, state TTL and
-    the changelog mode (Flink's ``changelogMode=[...]``)."""
+def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend) -> str:
+    """The optimized node's text plus what streaming adds: the join operator, the tier and
+    state backend it runs on, state TTL and the changelog mode (Flink's
+    ``changelogMode=[...]``)."""
     text = _optimized(node)
     extra = []
+
+    def runs_on() -> None:
+        extra.append(f"tier=[{operator_tier(node, options).value}]")
+        extra.append(f"stateBackend=[{backend.value}]")
+
     if isinstance(node, Join):
         strategy = join_strategy(node, options)
         if strategy is JoinStrategy.OPERATOR:
             extra.append("operator=[server_ext join processor]")
-            extra.append(f"tier=[{operator_tier(node, options).value}]")
+            runs_on()
         elif strategy is JoinStrategy.INTERVAL_OPERATOR:
             extra.append("operator=[server_ext interval join processor]")
-            extra.append(f"tier=[{operator_tier(node, options).value}]")
+            runs_on()
         else:
             extra.append("operator=[spark stream-stream join]")
+            extra.append(f"stateBackend=[{backend.value}]")
         for side in ("left", "right"):
             ttl = state_ttl_ms(node, side, options.default_ttl_ms)
             if ttl is not None:
@@ -265,23 +274,28 @@ def _streaming(node: PlanNode, options: StreamingOptions) -> str:
         extra.append("operator=[server_ext lookup join, per Arrow batch]")
     if isinstance(node, MultiJoin):
         extra.append("operator=[server_ext multi-way join processor]")
-        extra.append(f"tier=[{operator_tier(node, options).value}]")
+        runs_on()
         if options.default_ttl_ms is not None:
             extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
+    if isinstance(node, TemporalJoin):
+        extra.append("operator=[server_ext temporal join processor]")
+        runs_on()
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 
 
 def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None = None) -> str:
     """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
-    optimized plan also shows changelog modes, join operators and state TTLs."""
+    optimized plan also shows changelog modes, join operators, their tier and state backend,
+    and state TTLs."""
     lines: list[str] = []
     describe: Callable[[PlanNode], str]
     if optimized and streaming is not None:
         options = streaming
+        backend = state_backend(node, options)  # one per query
 
         def describe(n: PlanNode) -> str:
-            return _streaming(n, options)
+            return _streaming(n, options, backend)
 
     else:
         describe = _optimized if optimized else _logical

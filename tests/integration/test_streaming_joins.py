@@ -105,7 +105,8 @@ def test_scripted_changelog_matches_reference_after_every_batch(
         assert "rightInputSpec=[JoinKeyContainsUniqueKey]" in plan
     else:
         assert "leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey]" in plan
-    assert "operator=[server_ext join processor]" in plan
+    tier = senv.config.operator_tier().value  # the test server has the JVM plugin
+    assert f"operator=[server_ext join processor], tier=[{tier}]" in plan
     result = query.execute()
     try:
         for order_changes, product_changes in SCRIPT:
@@ -153,7 +154,7 @@ def test_insert_only_inner_join_takes_sparks_native_join(
     products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, op_column=None)
     query = senv.from_path("Orders").join(senv.from_path("Product"), col("product_id") == col("id"))
     plan = query.explain()
-    assert "operator=[spark stream-stream join], changelogMode=[I]" in plan
+    assert "operator=[spark stream-stream join], stateBackend=[hashmap], changelogMode=[I]" in plan
     result = query.execute()
     try:
         orders.append([("+I", (1, 10, 3)), ("+I", (2, None, 1))])

@@ -1,9 +1,11 @@
 package tableapi.serverext;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -31,7 +33,9 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  * </pre>
  *
  * with one binary state value per key (both sides' rows), and a processing-time timeout only
- * when a side has a state TTL. Relations of other type URLs are left to other plugins.
+ * when a side has a state TTL. The other operators the same way: {@code temporal} (event-time
+ * timeouts for versioned tables), {@code interval} (event-time timeouts) and {@code multi}
+ * (the multi-way join). Relations of other type URLs are left to other plugins.
  */
 public final class JoinPlugin implements RelationPlugin {
   private static final int RECURSION_LIMIT = 4096;
@@ -52,27 +56,118 @@ public final class JoinPlugin implements RelationPlugin {
     return switch (request.operator()) {
       case "probe" -> Optional.of(session.range(1).selectExpr("1 AS " + Wire.PROBE_COLUMN)
           .logicalPlan());
-      case "join" -> {
+      case "join", "temporal", "interval", "multi" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        yield Optional.of(join(input, request.specJson(), session.sessionState().conf())
-            .logicalPlan());
+        SQLConf conf = session.sessionState().conf();
+        yield Optional.of(run(input, request.operator(), request.specJson(), conf).logicalPlan());
       }
       default -> throw new IllegalArgumentException(
           "unknown server_ext JVM operator " + request.operator());
     };
   }
 
-  /** The join of a tagged union, as a Dataset of {@code __kind} + the output fields. */
-  static Dataset<Row> join(Dataset<Row> input, String specJson, SQLConf conf) {
-    StructType schema = input.schema();
+  /** An operator function with its output schema and the timeout conf it runs with. */
+  record Operator(
+      FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> fn,
+      StructType output,
+      GroupStateTimeout timeout) {}
+
+  /**
+   * The operator {@code name} ({@code join}, {@code temporal}, {@code interval}, {@code multi})
+   * for its spec over a union of schema {@code input}; bad specs fail here, at plan time.
+   */
+  static Operator operator(
+      String name, String specJson, StructType input, String timeZone, boolean java8Time) {
+    JsonNode root = Wire.read(specJson);
+    return switch (name) {
+      case "join" -> {
+        JoinSpec spec = twoInput(input, root, "join", timeZone, java8Time, false);
+        yield new Operator(JoinFunction.of(spec, input), spec.output,
+            spec.hasTtl() ? GroupStateTimeout.ProcessingTimeTimeout()
+                : GroupStateTimeout.NoTimeout());
+      }
+      case "temporal" -> {
+        JoinSpec spec = twoInput(input, root, "temporal", timeZone, java8Time, true);
+        boolean event = root.get("temporal").get("time").asText().equals("event");
+        if (!spec.kind.equals("inner") && !spec.kind.equals("left")) {
+          throw new IllegalArgumentException("a temporal join is inner or left, got " + spec.kind);
+        }
+        yield new Operator(new TemporalJoin(spec, event, input), spec.output,
+            event ? GroupStateTimeout.EventTimeTimeout() : GroupStateTimeout.NoTimeout());
+      }
+      case "interval" -> {
+        JoinSpec spec = twoInput(input, root, "interval", timeZone, java8Time, true);
+        if (spec.semiOrAnti()) {
+          throw new IllegalArgumentException("an interval join is not semi or anti: " + spec.kind);
+        }
+        JsonNode section = root.get("interval");
+        yield new Operator(new IntervalJoin(spec, section.get("lower_ms").asLong(),
+            section.get("upper_ms").asLong(), input), spec.output,
+            GroupStateTimeout.EventTimeTimeout());
+      }
+      case "multi" -> multi(input, root, timeZone, java8Time);
+      default -> throw new IllegalArgumentException("unknown server_ext JVM operator " + name);
+    };
+  }
+
+  /** The multi-way join of a tagged union of N inputs ({@code __in0..}). */
+  private static Operator multi(StructType schema, JsonNode root, String timeZone,
+      boolean java8Time) {
+    JsonNode multi = root.get("multi");
+    int n = multi.get("inputs").size();
+    StructType[] inputs = new StructType[n];
+    int width = 0;
+    for (int i = 0; i < n; i++) {
+      inputs[i] = struct(schema, Wire.INPUT_PREFIX + i);
+      RowCodec.check(inputs[i]);
+      if (multi.get("inputs").get(i).size() != inputs[i].fields().length) {
+        throw new IllegalArgumentException("input " + i + " has " + inputs[i].fields().length
+            + " fields but the spec declares " + multi.get("inputs").get(i).size());
+      }
+      width += inputs[i].fields().length;
+    }
+    boolean[] outer = new boolean[n - 1];
+    String[] conditions = new String[n - 1];
+    for (int i = 0; i < n - 1; i++) {
+      outer[i] = multi.get("kinds").get(i).asText().equals("left");
+      JsonNode tree = multi.get("conditions").get(i);
+      conditions[i] = tree == null || tree.isNull() ? null : tree.toString();
+      Condition.compile(conditions[i], timeZone);
+    }
+    JsonNode ttl = multi.get("ttl_ms");
+    long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
+    StructType output = (StructType) DataType.fromJson(root.get("output").toString());
+    if (output.fields().length != 1 + width) {
+      throw new IllegalArgumentException("the output schema has " + output.fields().length
+          + " columns but the multi-way join gives " + (1 + width));
+    }
+    MultiJoin fn = new MultiJoin(inputs, outer, conditions, ttlMs, timeZone, java8Time, schema);
+    return new Operator(fn, output,
+        fn.hasTtl() ? GroupStateTimeout.ProcessingTimeTimeout() : GroupStateTimeout.NoTimeout());
+  }
+
+  /** A two-input spec over the union's {@code __l} / {@code __r} (and {@code __t}), checked. */
+  private static JoinSpec twoInput(StructType schema, JsonNode root, String section,
+      String timeZone, boolean java8Time, boolean timed) {
     StructType left = struct(schema, Wire.LEFT_ROW);
     StructType right = struct(schema, Wire.RIGHT_ROW);
-    JoinSpec spec = Wire.joinSpec(
-        specJson, left, right, conf.sessionLocalTimeZone(), conf.datetimeJava8ApiEnabled());
+    if (timed && !List.of(schema.fieldNames()).contains(Wire.TIME)) {
+      throw new IllegalArgumentException("the " + section + " join needs the union's " + Wire.TIME
+          + " column; its input has " + List.of(schema.fieldNames()));
+    }
+    JoinSpec spec = Wire.twoInputSpec(root, section, left, right, timeZone, java8Time);
     RowCodec.check(left);
     RowCodec.check(right);
     checkOutput(spec);
     Condition.compile(spec.residualJson, spec.timeZone); // a bad tree fails here, not in a task
+    return spec;
+  }
+
+  /** {@code input.groupBy(keys).as(..).flatMapGroupsWithState(fn, Append, BINARY, ..)}. */
+  static Dataset<Row> run(Dataset<Row> input, String name, String specJson, SQLConf conf) {
+    StructType schema = input.schema();
+    Operator op = operator(
+        name, specJson, schema, conf.sessionLocalTimeZone(), conf.datetimeJava8ApiEnabled());
     List<String> keys = Wire.keyNames(specJson);
     Column[] columns = keys.stream().map(input::col).toArray(Column[]::new);
     StructType keySchema =
@@ -81,13 +176,8 @@ public final class JoinPlugin implements RelationPlugin {
         .groupBy(columns)
         .as(Encoders.row(keySchema), Encoders.row(schema))
         .flatMapGroupsWithState(
-            JoinFunction.of(spec, schema),
-            OutputMode.Append(),
-            Encoders.BINARY(),
-            Encoders.row(spec.output),
-            spec.hasTtl()
-                ? GroupStateTimeout.ProcessingTimeTimeout()
-                : GroupStateTimeout.NoTimeout());
+            op.fn(), OutputMode.Append(), Encoders.BINARY(), Encoders.row(op.output()),
+            op.timeout());
   }
 
   private static StructType struct(StructType schema, String name) {

@@ -93,6 +93,25 @@ final class RowCodec {
     readSide(in, right, rv, r);
   }
 
+  /** One schema's row format, for the state values of the other operators. */
+  static final class RowFormat {
+    private final Field[] fields;
+    final int width;
+
+    RowFormat(StructType schema, boolean java8) {
+      fields = fields(schema, java8);
+      width = fields.length;
+    }
+
+    void write(Out out, Object[] row) {
+      writeRow(out, fields, row);
+    }
+
+    Object[] read(In in) {
+      return readRow(in, fields);
+    }
+  }
+
   private static void writeSide(Out out, Field[] fields, Map<Object, SideView.Entry> rows) {
     out.varint(rows.size());
     for (SideView.Entry e : rows.values()) {

@@ -46,6 +46,8 @@ public final class Wire {
   public static final String SEQ = "__seq";
   public static final String LEFT_ROW = "__l";
   public static final String RIGHT_ROW = "__r";
+  public static final String TIME = "__t"; // temporal and interval joins: the row's epoch millis
+  public static final String INPUT_PREFIX = "__in"; // the multi-way join's struct columns
 
   // Flink's RowKind bytes.
   public static final byte INSERT = 0;
@@ -117,10 +119,21 @@ public final class Wire {
    */
   public static JoinSpec joinSpec(
       String specJson, StructType left, StructType right, String timeZone, boolean java8Time) {
-    JsonNode root = read(specJson);
-    JsonNode join = root.get("join");
+    return twoInputSpec(read(specJson), "join", left, right, timeZone, java8Time);
+  }
+
+  /**
+   * The spec of a two-input operator from the section {@code section} of its spec JSON
+   * ({@code join}, {@code temporal} or {@code interval}: sides, kind, null_safe, residual).
+   */
+  static JoinSpec twoInputSpec(JsonNode root, String section, StructType left, StructType right,
+      String timeZone, boolean java8Time) {
+    JsonNode join = root.get(section);
+    if (join == null) {
+      throw new IllegalArgumentException("the spec has no " + section + " section: " + root);
+    }
     String kind = join.get("kind").asText();
-    JsonNode nullSafe = join.get("null_safe");
+    JsonNode nullSafe = join.has("null_safe") ? join.get("null_safe") : JSON.createArrayNode();
     boolean[] safe = new boolean[nullSafe.size()];
     for (int i = 0; i < safe.length; i++) safe[i] = nullSafe.get(i).asBoolean();
     JsonNode residual = join.get("residual");
@@ -130,7 +143,7 @@ public final class Wire {
         side(join.get("right"), right, "right"),
         safe,
         residual == null || residual.isNull() ? null : residual.toString(),
-        output(specJson),
+        (StructType) DataType.fromJson(root.get("output").toString()),
         timeZone,
         java8Time);
   }

@@ -76,7 +76,7 @@ public final class Harness {
     ArrayNode results = NODES.arrayNode();
     for (JsonNode c : cases) {
       try {
-        results.add(c.has("pairs") ? conditions(c) : run(c));
+        results.add(c.has("pairs") ? conditions(c) : c.has("operator") ? runOperator(c) : run(c));
       } catch (RuntimeException e) {
         ObjectNode error = NODES.objectNode();
         error.put("error", e.toString());
@@ -145,6 +145,101 @@ public final class Harness {
     result.set("batches", batches);
     result.set("state_keys", stateKeys);
     return result;
+  }
+
+  /**
+   * A case of any operator: {@code {"operator": name, "spec": spec_json, "input": union
+   * StructType, "key_count": n, "batches": [{"now": ms, "watermark": ms, "rows": [[every union
+   * column's value], ..]}]}}. Per batch, as flatMapGroupsWithState runs it: one call per key
+   * with data (rows reversed), then one per other key whose timeout passed (event time:
+   * timeout < watermark; processing time: timeout < now). Out: per batch, per key (in call
+   * order), the rows it emitted: {@code {"batches": [[[key, [rows..]], ..], ..]}}.
+   */
+  private static ObjectNode runOperator(JsonNode c) {
+    StructType input = schema(c, "input");
+    int keyCount = c.get("key_count").asInt();
+    JoinPlugin.Operator op = JoinPlugin.operator(
+        c.get("operator").asText(), c.get("spec").asText(), input, "UTC", false);
+    StructType keys = new StructType(java.util.Arrays.copyOf(input.fields(), keyCount));
+    boolean processing = op.timeout().equals(
+        org.apache.spark.sql.streaming.GroupStateTimeout.ProcessingTimeTimeout());
+    boolean event = op.timeout().equals(
+        org.apache.spark.sql.streaming.GroupStateTimeout.EventTimeTimeout());
+    Map<Values.Tuple, byte[]> states = new LinkedHashMap<>();
+    Map<Values.Tuple, Long> timeoutAt = new LinkedHashMap<>();
+    ArrayNode batches = NODES.arrayNode();
+    for (JsonNode batch : c.get("batches")) {
+      long now = batch.get("now").asLong();
+      long watermark = batch.has("watermark") ? batch.get("watermark").asLong() : -1;
+      Map<Values.Tuple, List<Row>> groups = new LinkedHashMap<>();
+      for (JsonNode r : batch.get("rows")) {
+        Object[] values = values(r, input);
+        Values.Tuple k = new Values.Tuple(java.util.Arrays.copyOf(values, keyCount));
+        groups.computeIfAbsent(k, x -> new ArrayList<>())
+            .add(new GenericRowWithSchema(values, input));
+      }
+      ArrayNode emitted = NODES.arrayNode();
+      for (Map.Entry<Values.Tuple, List<Row>> g : groups.entrySet()) {
+        List<Row> rows = new ArrayList<>(g.getValue());
+        java.util.Collections.reverse(rows); // the function must restore the __seq order
+        callOperator(op, keys, g.getKey(), rows.iterator(), false, now, watermark, processing,
+            event, states, timeoutAt, emitted);
+      }
+      for (Values.Tuple k : new ArrayList<>(timeoutAt.keySet())) {
+        long at = timeoutAt.get(k);
+        if (!groups.containsKey(k) && (event ? at < watermark : at < now)) {
+          callOperator(op, keys, k, java.util.Collections.emptyIterator(), true, now, watermark,
+              processing, event, states, timeoutAt, emitted);
+        }
+      }
+      batches.add(emitted);
+    }
+    ObjectNode result = NODES.objectNode();
+    result.set("batches", batches);
+    result.put("state_keys", states.size());
+    return result;
+  }
+
+  private static void callOperator(JoinPlugin.Operator op, StructType keys, Values.Tuple k,
+      Iterator<Row> rows, boolean timedOut, long now, long watermark, boolean processing,
+      boolean event, Map<Values.Tuple, byte[]> states, Map<Values.Tuple, Long> timeoutAt,
+      ArrayNode emitted) {
+    MemoryGroupState state =
+        new MemoryGroupState(states.get(k), timedOut, now, processing, event, watermark);
+    Iterator<Row> out;
+    try {
+      out = op.fn().call(new GenericRowWithSchema(k.values, keys), rows, state);
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+    ArrayNode keyed = NODES.arrayNode();
+    for (int i = 0; i < keys.fields().length; i++) {
+      keyed.add(toJson(k.values[i], keys.fields()[i].dataType()));
+    }
+    ArrayNode produced = NODES.arrayNode();
+    while (out.hasNext()) produced.add(toJsonAny(out.next(), op.output()));
+    if (!produced.isEmpty()) emitted.add(NODES.arrayNode().add(keyed).add(produced));
+    if (state.value() == null) {
+      states.remove(k);
+    } else {
+      states.put(k, state.value());
+    }
+    if (state.timeoutAt >= 0) {
+      timeoutAt.put(k, state.timeoutAt);
+    } else {
+      timeoutAt.remove(k);
+    }
+  }
+
+  /** An output row with its kind as a name ({@code LATE} for the temporal join's 9). */
+  private static ArrayNode toJsonAny(Row row, StructType output) {
+    ArrayNode a = NODES.arrayNode();
+    byte kind = row.getByte(0);
+    a.add(kind == TemporalJoin.LATE ? "LATE" : KINDS[kind]);
+    for (int i = 1; i < output.fields().length; i++) {
+      a.add(toJson(row.get(i), output.fields()[i].dataType()));
+    }
+    return a;
   }
 
   private static ObjectNode conditions(JsonNode c) {

@@ -6,21 +6,31 @@ import scala.Option;
 
 /**
  * An in-memory {@link GroupState}, as Spark's GroupStateImpl behaves for one call: the timeout
- * starts unset on every call (the function must set it again), and only a processing-time
- * timeout conf may set a duration.
+ * starts unset on every call (the function must set it again); only a processing-time timeout
+ * conf may set a duration, only an event-time one a timestamp (positive, not behind the
+ * watermark).
  */
 final class MemoryGroupState implements GroupState<byte[]> {
   private byte[] value;
   private final boolean timedOut;
   private final long now;
   private final boolean processingTimeout;
+  private final boolean eventTimeout;
+  private final long watermark; // -1: the query has none
   long timeoutAt = -1;
 
   MemoryGroupState(byte[] value, boolean timedOut, long now, boolean processingTimeout) {
+    this(value, timedOut, now, processingTimeout, false, -1);
+  }
+
+  MemoryGroupState(byte[] value, boolean timedOut, long now, boolean processingTimeout,
+      boolean eventTimeout, long watermark) {
     this.value = value;
     this.timedOut = timedOut;
     this.now = now;
     this.processingTimeout = processingTimeout;
+    this.eventTimeout = eventTimeout;
+    this.watermark = watermark;
   }
 
   byte[] value() {
@@ -75,7 +85,16 @@ final class MemoryGroupState implements GroupState<byte[]> {
 
   @Override
   public void setTimeoutTimestamp(long timestampMs) {
-    throw new UnsupportedOperationException("event-time timeouts are not used");
+    if (!eventTimeout) {
+      throw new UnsupportedOperationException("set a timestamp only with EventTimeTimeout");
+    }
+    if (timestampMs <= 0) throw new IllegalArgumentException("Timeout timestamp must be positive");
+    if (watermark >= 0 && timestampMs < watermark) {
+      throw new IllegalArgumentException(
+          "Timeout timestamp (" + timestampMs + ") cannot be earlier than the current watermark ("
+              + watermark + ")");
+    }
+    timeoutAt = timestampMs;
   }
 
   @Override
@@ -95,7 +114,8 @@ final class MemoryGroupState implements GroupState<byte[]> {
 
   @Override
   public long getCurrentWatermarkMs() {
-    throw new UnsupportedOperationException("no watermark");
+    if (watermark < 0) throw new UnsupportedOperationException("no watermark");
+    return watermark;
   }
 
   @Override

@@ -1,0 +1,278 @@
+package tableapi.serverext;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Flink's temporal joins ({@code FOR SYSTEM_TIME AS OF}), INNER / LEFT, the JVM twin of
+ * {@code server_ext/joins/temporal.py} (its docstring has the semantics, line for line).
+ *
+ * <p>Event time ({@code TemporalRowTimeJoinOperator}): one binary value per key, the versions
+ * {@code [(time, row | deleted)]} sorted by time and the held probe rows {@code [(time, row)]};
+ * a probe row behind the watermark is emitted once as {@link #LATE}. The key's one timer (at its
+ * smallest held probe time) is the group's event-time timeout, set to that time - 1 because a
+ * flatMapGroupsWithState timeout fires once the watermark is past it (a TWS timer at it).
+ *
+ * <p>Processing time ({@code TemporalProcessTimeJoinOperator}): the value is the key's latest
+ * build row; a probe row joins it at once. No timeout.
+ */
+final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
+  private static final long serialVersionUID = 1L;
+  static final byte LATE = 9; // temporal_spec.LATE: counted and dropped by the client
+  private static final byte FORMAT = 1;
+
+  private final JoinSpec spec;
+  private final boolean event;
+  private final boolean outer;
+  private final int sideAt;
+  private final int kindAt;
+  private final int seqAt;
+  private final int leftAt;
+  private final int rightAt;
+  private final int timeAt;
+
+  private transient RowCodec.RowFormat lf;
+  private transient RowCodec.RowFormat rf;
+  private transient Condition condition;
+
+  TemporalJoin(JoinSpec spec, boolean event, StructType input) {
+    this.spec = spec;
+    this.event = event;
+    this.outer = spec.kind.equals("left");
+    this.sideAt = input.fieldIndex(Wire.SIDE);
+    this.kindAt = input.fieldIndex(Wire.KIND);
+    this.seqAt = input.fieldIndex(Wire.SEQ);
+    this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
+    this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
+    this.timeAt = input.fieldIndex(Wire.TIME);
+  }
+
+  private void init() {
+    if (lf == null) {
+      lf = new RowCodec.RowFormat(spec.left.schema(), spec.java8Time);
+      rf = new RowCodec.RowFormat(spec.right.schema(), spec.java8Time);
+      condition = Condition.compile(spec.residualJson, spec.timeZone);
+    }
+  }
+
+  /** A version: the build row from {@code time} on, or null (deleted from then on). */
+  private record Version(long time, Object[] row) {}
+
+  /** A probe row waiting for the watermark. */
+  private record Probe(long time, Object[] row) {}
+
+  @Override
+  public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
+    init();
+    List<Row> out = new ArrayList<>();
+    if (!event) {
+      processing(Rows.ordered(rows, seqAt), Rows.neverMatches(key, spec.nullSafe), state, out);
+      return out.iterator();
+    }
+    long watermark = state.getCurrentWatermarkMs();
+    if (watermark < 0) {
+      throw new IllegalStateException(
+          "an event-time temporal join needs a watermark: the inputs need withWatermark on"
+              + " their rowtime");
+    }
+    List<Version> versions = new ArrayList<>();
+    List<Probe> probes = new ArrayList<>();
+    boolean stored = state.exists();
+    if (stored) decode(state.get(), versions, probes);
+    boolean changed = false;
+    if (!state.hasTimedOut()) {
+      boolean nullKey = Rows.neverMatches(key, spec.nullSafe);
+      for (Row row : Rows.ordered(rows, seqAt)) {
+        if (row.isNullAt(timeAt)) {
+          throw new IllegalArgumentException(
+              "temporal join: a row without a time (__t is null); event-time temporal joins"
+                  + " need the time attribute of both inputs to be NOT NULL");
+        }
+        long t = row.getLong(timeAt);
+        byte kind = row.getByte(kindAt);
+        if (row.getByte(sideAt) != Wire.LEFT) {
+          if (nullKey) continue; // a null key never matches: nothing to keep
+          Object[] value = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
+          int i = lowerBound(versions, t);
+          if (i < versions.size() && versions.get(i).time == t) {
+            versions.set(i, new Version(t, value));
+          } else {
+            versions.add(i, new Version(t, value));
+          }
+          changed = true;
+          continue;
+        }
+        if (retracts(kind)) throw probeRetracts(kind);
+        Object[] lrow = Rows.fields(row, leftAt, lf.width);
+        if (t < watermark) {
+          out.add(Rows.output(LATE, lrow, lf.width, null, rf.width));
+          continue;
+        }
+        if (nullKey && !outer) continue; // inner: never matches, nothing to emit
+        probes.add(upperBound(probes, t), new Probe(t, lrow));
+        changed = true;
+      }
+    }
+    changed |= emitDue(versions, probes, watermark, out);
+    changed |= prune(versions, watermark);
+    if (versions.isEmpty() && probes.isEmpty()) {
+      if (stored) state.remove();
+    } else {
+      if (changed) state.update(encode(versions, probes));
+      // Spark takes positive timestamps only: at epoch 0 the timer fires 1 ms late.
+      if (!probes.isEmpty()) state.setTimeoutTimestamp(Math.max(1, probes.get(0).time - 1));
+    }
+    return out.iterator();
+  }
+
+  private static boolean retracts(byte kind) {
+    return kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE;
+  }
+
+  private static IllegalArgumentException probeRetracts(byte kind) {
+    return new IllegalArgumentException(
+        "temporal join: the probe (left) input must be insert-only, but a "
+            + (kind == Wire.UPDATE_BEFORE ? "-U" : "-D")
+            + " row arrived; a temporal join cannot retract results it has emitted (plan a"
+            + " regular join instead)");
+  }
+
+  /** Joins every held probe row with {@code time <= watermark} and removes it. */
+  private boolean emitDue(
+      List<Version> versions, List<Probe> probes, long watermark, List<Row> out) {
+    int n = upperBound(probes, watermark);
+    if (n == 0) return false;
+    for (Probe p : probes.subList(0, n)) {
+      int i = upperBoundVersions(versions, p.time) - 1;
+      Object[] rrow = i >= 0 ? versions.get(i).row : null;
+      if (rrow != null && (condition == null || condition.test(p.row, rrow))) {
+        out.add(Rows.output(Wire.INSERT, p.row, lf.width, rrow, rf.width));
+      } else if (outer) {
+        out.add(Rows.output(Wire.INSERT, p.row, lf.width, null, rf.width));
+      }
+    }
+    probes.subList(0, n).clear();
+    return true;
+  }
+
+  /** Drops the versions older than the latest one with {@code time <= watermark}. */
+  private static boolean prune(List<Version> versions, long watermark) {
+    int keep = upperBoundVersions(versions, watermark) - 1;
+    if (keep <= 0) return false;
+    versions.subList(0, keep).clear();
+    return true;
+  }
+
+  private void processing(List<Row> ordered, boolean nullKey, GroupState<byte[]> state,
+      List<Row> out) {
+    Object[] current = null;
+    boolean loaded = false;
+    boolean wrote = false;
+    for (Row row : ordered) {
+      byte kind = row.getByte(kindAt);
+      if (row.getByte(sideAt) != Wire.LEFT) {
+        if (nullKey) continue;
+        current = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
+        loaded = wrote = true;
+        continue;
+      }
+      if (retracts(kind)) throw probeRetracts(kind);
+      Object[] lrow = Rows.fields(row, leftAt, lf.width);
+      Object[] rrow = null;
+      if (!nullKey) {
+        if (!loaded) {
+          current = state.exists() ? rf.read(new RowCodec.In(state.get())) : null;
+          loaded = true;
+        }
+        rrow = current;
+      }
+      if (rrow != null && (condition == null || condition.test(lrow, rrow))) {
+        out.add(Rows.output(Wire.INSERT, lrow, lf.width, rrow, rf.width));
+      } else if (outer) {
+        out.add(Rows.output(Wire.INSERT, lrow, lf.width, null, rf.width));
+      }
+    }
+    if (wrote) {
+      if (current == null) {
+        if (state.exists()) state.remove();
+      } else {
+        RowCodec.Out o = new RowCodec.Out(64);
+        rf.write(o, current);
+        state.update(o.bytes());
+      }
+    }
+  }
+
+  // -- the state value ---------------------------------------------------------------------------
+  //   byte FORMAT; varint n; n x (zigzag time, byte present, [row]); varint m; m x (zigzag, row)
+
+  private byte[] encode(List<Version> versions, List<Probe> probes) {
+    RowCodec.Out out = new RowCodec.Out(64 + 32 * (versions.size() + probes.size()));
+    out.raw(FORMAT, 1);
+    out.varint(versions.size());
+    for (Version v : versions) {
+      out.zigzag(v.time);
+      out.raw(v.row == null ? 0 : 1, 1);
+      if (v.row != null) rf.write(out, v.row);
+    }
+    out.varint(probes.size());
+    for (Probe p : probes) {
+      out.zigzag(p.time);
+      lf.write(out, p.row);
+    }
+    return out.bytes();
+  }
+
+  private void decode(byte[] bytes, List<Version> versions, List<Probe> probes) {
+    RowCodec.In in = new RowCodec.In(bytes);
+    if (in.raw(1) != FORMAT) throw new IllegalStateException("unknown temporal state format");
+    for (long i = 0, n = in.varint(); i < n; i++) {
+      long t = in.zigzag();
+      versions.add(new Version(t, in.raw(1) == 0 ? null : rf.read(in)));
+    }
+    for (long i = 0, n = in.varint(); i < n; i++) {
+      long t = in.zigzag();
+      probes.add(new Probe(t, lf.read(in)));
+    }
+  }
+
+  // -- bisect ------------------------------------------------------------------------------------
+
+  /** The first version with {@code time >= t} (Python's bisect_left). */
+  private static int lowerBound(List<Version> versions, long t) {
+    int lo = 0;
+    int hi = versions.size();
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (versions.get(mid).time < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first version with {@code time > t} (bisect_right). */
+  private static int upperBoundVersions(List<Version> versions, long t) {
+    int lo = 0;
+    int hi = versions.size();
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (versions.get(mid).time <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The first probe with {@code time > t} (bisect_right). */
+  private static int upperBound(List<Probe> probes, long t) {
+    int lo = 0;
+    int hi = probes.size();
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (probes.get(mid).time <= t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+}
