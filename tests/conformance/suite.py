@@ -56,7 +56,6 @@ def run_flink(cases: Sequence[Case], log: Callable[[str], None] = print) -> dict
     if len(set(ids)) != len(ids):
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         raise ValueError(f"case ids must be unique (answers are matched by id): {repeated}")
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     answers: dict[str, dict] = {}
     todo = []
     for case in cases:
@@ -69,6 +68,8 @@ def run_flink(cases: Sequence[Case], log: Callable[[str], None] = print) -> dict
         log(f"[flink] all {len(cases)} answers cached")
         return answers
     python = ensure_flink_venv()
+    # After the venv: a fresh install removes an unfinished venv, the cache inside it too.
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     log(f"[flink] running {len(todo)} cases in one Flink process ({len(answers)} cached)")
     with tempfile.TemporaryDirectory(prefix="conformance-flink-") as tmp:
         cases_path, results_path = Path(tmp) / "cases.jsonl", Path(tmp) / "results.jsonl"
