@@ -237,7 +237,18 @@ def _close_at_exit_if_gone(spark: SparkSession, host: str, port: int) -> None:
 
 
 def server_gone(e: BaseException) -> bool:
-    """Is ``e`` a call that failed because the server no longer answers?"""
+    """Is ``e`` a call that failed because the server no longer answers? An error the
+    server reports from running the query (a Python worker's exception, whose text may well
+    say "Connection refused" about a lookup database) is not that.
+
+    >>> from pyspark.errors import PythonException
+    >>> server_gone(PythonException("Lookup table 'T': ... Connection refused"))
+    False
+    """
+    from pyspark.errors import PythonException
+
+    if isinstance(e, PythonException):
+        return False
     text = str(e)
     return "UNAVAILABLE" in text or "RETRIES_EXCEEDED" in text or "Connection refused" in text
 
