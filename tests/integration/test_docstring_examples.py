@@ -32,7 +32,8 @@ def test_docstring_examples_run_on_a_server(module, server_url: str, shared_dir:
     for name, rows in ROWS.items():
         (shared_dir / name).mkdir()
         (shared_dir / name / "part-0.json").write_text("\n".join(json.dumps(r) for r in rows))
-    (shared_dir / "expensive").mkdir(mode=0o777)
+    (shared_dir / "expensive").mkdir()
+    (shared_dir / "expensive").chmod(0o777)  # mkdir's mode is masked by the umask
     env = doc_catalog("batch", str(shared_dir), server_url)
     senv = doc_catalog("streaming", str(shared_dir), server_url)
     globs = {**vars(module), **doc_namespace(env, senv)}
