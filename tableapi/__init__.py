@@ -11,7 +11,7 @@ Example::
 
 from tableapi.descriptor import TableDescriptor
 from tableapi.environment import TableConfig, TableEnvironment
-from tableapi.errors import ServerError, TableApiError, ValidationError
+from tableapi.errors import DataError, ServerError, TableApiError, ValidationError
 from tableapi.expressions import (
     Expression,
     and_,
@@ -31,6 +31,7 @@ from tableapi.table import GroupedTable, Table
 from tableapi.types import DataType
 
 __all__ = [
+    "DataError",
     "DataType",
     "Expression",
     "GroupedTable",

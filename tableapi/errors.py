@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 
@@ -15,6 +16,46 @@ class ValidationError(TableApiError, ValueError):
 
 class ServerError(TableApiError, RuntimeError):
     """The Spark Connect server is missing, unreachable or lacks the right server_ext."""
+
+
+class DataError(TableApiError, RuntimeError):
+    """An input file holds a record the query cannot read; the message names the file and
+    the table option that skips such records."""
+
+
+# Spark's messages for a file its reader cannot parse (FAILFAST): the file, then the cause.
+_FAILED_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s")
+_PARSE_CAUSE = re.compile(
+    r"Caused by: (?!org\.apache\.spark\.)([\w.$]+(?:Exception|Error): [^\n]*)"
+)
+
+
+def malformed_input(error: BaseException) -> DataError | None:
+    r"""The :class:`DataError` for a query that failed on a record it could not parse, or
+    None when ``error`` is something else.
+
+    >>> e = Exception("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+    ...     "file:///d/part-1.json.  SQLSTATE: KD001\nCaused by: org.apache.spark.SparkException:"
+    ...     " [MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected"
+    ...     "\nCaused by: com.fasterxml.jackson.core.JsonParseException: Unrecognized token 'x'")
+    >>> print(malformed_input(e))  # doctest: +NORMALIZE_WHITESPACE
+    The file file:///d/part-1.json holds a record that cannot be parsed
+    (com.fasterxml.jackson.core.JsonParseException: Unrecognized token 'x'). A filesystem table
+    fails on such a record, as Flink does; to skip such records instead, set the table's
+    option 'json.ignore-parse-errors' (or 'csv.ignore-parse-errors') to 'true'.
+    """
+    text = str(error)
+    if "MALFORMED_RECORD_IN_PARSING" not in text:
+        return None
+    found = _FAILED_FILE.search(text)
+    where = found.group(1) if found else "an input file"
+    cause = _PARSE_CAUSE.search(text)
+    detail = f" ({cause.group(1).strip()})" if cause else ""
+    return DataError(
+        f"The file {where} holds a record that cannot be parsed{detail}. A filesystem table "
+        "fails on such a record, as Flink does; to skip such records instead, set the table's "
+        "option 'json.ignore-parse-errors' (or 'csv.ignore-parse-errors') to 'true'."
+    )
 
 
 def column_not_found(name: str, available: Iterable[str], where: str = "") -> ValidationError:

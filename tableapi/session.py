@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
-from tableapi.errors import ServerError
+from tableapi.errors import ServerError, malformed_input
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -260,6 +260,8 @@ def server_call(url: str, doing: str, advice: str) -> Iterator[None]:
     try:
         yield
     except Exception as e:
+        if (bad_data := malformed_input(e)) is not None:
+            raise bad_data from None
         if isinstance(e, ServerError) or not server_gone(e):
             raise
         detail = re.search(r'details = "([^"]+)"', str(e))

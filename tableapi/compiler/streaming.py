@@ -376,7 +376,8 @@ def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
         F.concat(
             F.lit(f"changelog.op-column {name!r} holds the unknown value '"),
             F.coalesce(op, F.lit("NULL")),
-            F.lit("'; use +I, -U, +U, -D (or I, UB, UA, D)."),
+            F.lit("'; use +I, -U, +U, -D (or I, UB, UA, D). File: "),
+            F.col("_metadata.file_path"),
         )
     )
     return kind.otherwise(error).cast("tinyint").alias(KIND)

@@ -4,15 +4,17 @@ Spark's readers (as a stream in streaming mode).
 Options: ``path`` and ``format`` (required); ``changelog.op-column`` (the column holding each
 row's kind: the table is read as a changelog); ``source.monitor-interval`` (watch the
 directory for new files: the table is unbounded; without it the table is bounded, as in
-Flink); ``<format>.<option>`` or ``<option>``: handed to Spark's reader
-(``csv.header`` -> ``header``).
+Flink); ``json.ignore-parse-errors`` / ``csv.ignore-parse-errors`` (Flink's: ``false``, the
+default, fails the query on a record that cannot be parsed, naming the file; ``true`` skips
+such records — never Spark's default of reading them as rows of NULLs);
+``<format>.<option>`` or ``<option>``: handed to Spark's reader (``csv.header`` -> ``header``).
 
 Example::
 
     >>> opts = validate_filesystem_options({"path": "/data/orders", "format": "csv",
     ...     "csv.header": "true", "source.monitor-interval": "2 s"})
     >>> opts.reader_options, opts.monitor_interval_ms
-    ((('header', 'true'),), 2000)
+    ((('header', 'true'), ('mode', 'FAILFAST')), 2000)
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ PATH = "path"
 FORMAT = "format"
 OP_COLUMN = "changelog.op-column"
 MONITOR_INTERVAL = "source.monitor-interval"
+IGNORE_PARSE_ERRORS = "ignore-parse-errors"  # json.ignore-parse-errors, csv.ignore-parse-errors
 # Options the product itself reads; everything else is handed to Spark's reader.
 OWN_OPTIONS = frozenset({"connector", PATH, FORMAT, OP_COLUMN, MONITOR_INTERVAL})
+# Formats read by a parser that can meet a malformed record (Spark's reader ``mode``).
+_PARSED_FORMATS = ("json", "csv")
 
 
 @attrs.frozen
@@ -73,11 +78,20 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
             "table (the files present when the query starts)."
         )
     prefix = fmt + "."
-    reader = tuple(
-        sorted(
-            (k[len(prefix) :] if k.startswith(prefix) else k, v)
-            for k, v in options.items()
-            if k not in OWN_OPTIONS
+    passed = {
+        k[len(prefix) :] if k.startswith(prefix) else k: v
+        for k, v in options.items()
+        if k not in OWN_OPTIONS
+    }
+    ignore = passed.pop(IGNORE_PARSE_ERRORS, None)
+    if ignore is not None and ignore.strip().lower() not in ("true", "false"):
+        raise ValidationError(
+            f"{prefix}{IGNORE_PARSE_ERRORS} must be 'true' or 'false', got {ignore!r}."
         )
-    )
+    if fmt in _PARSED_FORMATS and "mode" not in passed:
+        # Spark's default (PERMISSIVE) reads a malformed record as a row of NULLs: invented
+        # data. Flink fails the query, or skips the record with ignore-parse-errors.
+        skip = ignore is not None and ignore.strip().lower() == "true"
+        passed["mode"] = "DROPMALFORMED" if skip else "FAILFAST"
+    reader = tuple(sorted(passed.items()))
     return FilesystemOptions(options[PATH], fmt, reader, options.get(OP_COLUMN), interval_ms)

@@ -259,7 +259,9 @@ class TemporalJoin(BinaryNode):
             raise ValidationError(
                 f"as_of must be a time attribute of the left table (a rowtime with a watermark, "
                 f"or PROCTIME()); {self.as_of} is a plain {as_of.type}. Declare "
-                f".watermark({self.as_of!r}, ...) or use a PROCTIME() column."
+                f".watermark({self.as_of!r}, ...) or use a PROCTIME() column. Time attributes: "
+                f"{[f.name for f in lrow.fields if f.type.time_kind is not TimeKind.NONE]}; "
+                f"left columns: [{', '.join(lrow.names)}]."
             )
         if self.right_time is not None:
             rrow.field(self.right_time, "the versioned table's time attribute")

@@ -118,7 +118,7 @@ def test_file_scan_reads_with_the_declared_schema_and_options(benv, spark):
     read = first(batch(t, spark), "read").data_source
     assert read.format == "csv"
     assert read.schema == "`a` BIGINT, `b` STRING"
-    assert dict(read.options) == {"header": "true"}
+    assert dict(read.options) == {"header": "true", "mode": "FAILFAST"}  # never PERMISSIVE
     assert list(read.paths) == ["/nonexistent/T"]
 
 

@@ -355,7 +355,13 @@ def test_descriptor():
     assert d.format == "csv"
     assert d.options["maxColumns"] == "100"
     # own options are not passed to Spark's reader; the format prefix is stripped
-    assert d.reader_options == (("header", "true"), ("maxColumns", "100"), ("sep", ";"))
+    # ... and a malformed record fails the query (Flink's default), never PERMISSIVE's NULLs
+    assert d.reader_options == (
+        ("header", "true"),
+        ("maxColumns", "100"),
+        ("mode", "FAILFAST"),
+        ("sep", ";"),
+    )
 
 
 def test_unknown_connector():

@@ -372,7 +372,7 @@ def test_monitor_interval_is_not_handed_to_sparks_reader():
         .option("source.monitor-interval", "10 s")
         .build()
     )
-    assert d.reader_options == (("header", "true"),)
+    assert d.reader_options == (("header", "true"), ("mode", "FAILFAST"))
 
 
 def test_join_unique_keys_follow_flinks_upsert_keys(senv):
