@@ -8,7 +8,7 @@
                  "extra": ["rowtime AS TO_TIMESTAMP_LTZ(t_ms, 3)",
                            "WATERMARK FOR rowtime AS rowtime", "PRIMARY KEY (k) NOT ENFORCED"]}],
      "queries": [{"label": "W1", "sql": "SELECT ...", "output": [["k", "BIGINT"], ...],
-                  "backend": "hashmap"}],
+                  "backend": "hashmap", "multi_join": false}],
      "parallelism": 2}
 
 Every table reads CSV files (no header) with Flink's filesystem connector, bounded; each query
@@ -49,6 +49,8 @@ def register(env: Any, tables: list[dict[str, Any]]) -> None:
 
 
 def run(env: Any, query: dict[str, Any], n: int) -> float:
+    multi = "true" if query.get("multi_join") else "false"
+    env.get_config().set("table.optimizer.multi-join.enabled", multi)
     sink = f"sink_{n}"
     cols = ", ".join(f"`{c}` {ty}" for c, ty in query["output"])
     env.execute_sql(f"CREATE TEMPORARY TABLE {sink} ({cols}) WITH ('connector' = 'blackhole')")
