@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from noop_run import run_to_noop as run
-from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier
+from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
 
 from server_ext.conf import HDFS_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
@@ -83,9 +83,10 @@ def main() -> int:
     parser.add_argument("--remote", help="sc://host:port (default: an embedded server)")
     add_flink_option(parser)
     args = parser.parse_args()
+    url = server_url(args)
 
     t0 = time.perf_counter()
-    env = TableEnvironment.create(mode="streaming", remote=args.remote)
+    env = TableEnvironment.create(mode="streaming", remote=url)
     spark = env.spark
     print(f"Connected in {time.perf_counter() - t0:.1f} s; 3 tables x {args.keys:,} keys")
     root = Path(tempfile.mkdtemp(prefix="bench_multi_join_"))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from noop_run import state_of
-from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier
+from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.result import observed_metric, tableau
@@ -175,15 +175,16 @@ def main() -> int:
     parser.add_argument("--remote", help="sc://host:port (default: an embedded server)")
     add_flink_option(parser)
     args = parser.parse_args()
+    url = server_url(args)
 
     root = Path(tempfile.mkdtemp(prefix="bench_temporal_join_"))
-    batch = TableEnvironment.create(mode="batch", remote=args.remote)
+    batch = TableEnvironment.create(mode="batch", remote=url)
     spark = batch.spark
     print(f"{args.orders:,} orders, {args.currencies:,} currencies x {args.versions} versions")
     try:
         make_data(spark, root, args.orders, args.currencies, args.versions)
         register(batch, root)
-        stream = TableEnvironment.create(mode="streaming", remote=args.remote)
+        stream = TableEnvironment.create(mode="streaming", remote=url)
         register(stream, root)
         # Spark's as-of join, hand-written (sort-merge as-of join on epoch millis).
         from pyspark.sql.connect import functions as F

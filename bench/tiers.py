@@ -36,6 +36,21 @@ def add_flink_option(parser: Any) -> None:
         "--flink-python",
         help="a PyFlink 2.3 interpreter (e.g. .flink-venv/bin/python): also run Apache Flink",
     )
+    parser.add_argument(
+        "--driver-memory",
+        default="4g",
+        help="the embedded server's JVM heap (the hashmap store keeps state on it; default 4g)",
+    )
+
+
+def server_url(args: Any) -> str:
+    """``--remote``, else an embedded local[2] server with ``--driver-memory`` of heap."""
+    if args.remote:
+        return str(args.remote)
+    from tableapi.session import EmbeddedServer
+
+    conf = {"spark.driver.memory": args.driver_memory}
+    return EmbeddedServer.start(master="local[2]", conf=conf).url
 
 
 def csv_copy(spark: Any, parquet: Path, out: Path) -> Path:
