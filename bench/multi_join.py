@@ -1,6 +1,7 @@
-"""Multi-way join (FLIP-516) vs chains of binary joins, and Spark's own, in one run.
+"""Multi-way join (FLIP-516) vs chains of binary joins, Spark's own and Apache Flink, in one run.
 
     .venv/bin/python bench/multi_join.py                    # 3 tables x 100k keys
+    .venv/bin/python bench/multi_join.py --flink-python .flink-venv/bin/python
     .venv/bin/python bench/multi_join.py --keys 10000       # a quick look
 
 Orders, Shipments and Payments each hold one row per order id (their primary key); every
@@ -10,7 +11,13 @@ query joins the three on it, reading the same Parquet files as streams in one mi
 (a) Spark's native stream-stream inner joins, two in a row, written in PySpark;
 (b) the Table API's INNER-INNER chain as two server_ext binary join operators;
 (c) the same chain as one multi-way join operator;
-(d) an INNER-LEFT chain as binary operators, and (e) as one multi-way join.
+(d) an INNER-LEFT chain as binary operators, and (e) as one multi-way join;
+(b) to (e) on each operator tier: Python (RocksDB), JVM on hashmap and on RocksDB;
+W3 on Flink 2.3 (--flink-python): the INNER-INNER chain, with and without its multi-way join
+(``table.optimizer.multi-join.enabled``), on hashmap.
+
+Goal (issue 13): the JVM tier (hashmap) <= 0.8x Flink on W3 (the INNER-INNER chain, each
+system's fastest plan).
 
 For each: seconds, ratio to (a), and the state it keeps at the end: rows (Spark's
 numRowsTotal over the stateful operators) and bytes (the state stores' SST files for
@@ -29,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from noop_run import run_to_noop as run
+from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
 
 from server_ext.conf import HDFS_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
@@ -73,10 +81,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=100_000, help="order ids (rows per table)")
     parser.add_argument("--remote", help="sc://host:port (default: an embedded server)")
+    add_flink_option(parser)
     args = parser.parse_args()
+    url = server_url(args)
 
     t0 = time.perf_counter()
-    env = TableEnvironment.create(mode="streaming", remote=args.remote)
+    env = TableEnvironment.create(mode="streaming", remote=url)
     spark = env.spark
     print(f"Connected in {time.perf_counter() - t0:.1f} s; 3 tables x {args.keys:,} keys")
     root = Path(tempfile.mkdtemp(prefix="bench_multi_join_"))
@@ -110,8 +120,6 @@ def main() -> int:
             return r
 
         env.config.set("table.exec.join.spark-native.enabled", "false")
-        print("warm-up of the Python workers (not counted) ...", flush=True)
-        run(spark, chain("join").to_spark(), root / "warmup")
         a = measure("(a) Spark native inner joins x 2", native, HDFS_PROVIDER)
 
         def planned(second: str, multi: bool) -> Any:
@@ -120,10 +128,34 @@ def main() -> int:
             assert ("MultiJoin(" in table.explain()) is multi
             return table.to_spark()
 
-        measure("(b) INNER-INNER, 2 binary operators", lambda: planned("join", False))
-        measure("(c) INNER-INNER, 1 multi-way join", lambda: planned("join", True))
-        measure("(d) INNER-LEFT, 2 binary operators", lambda: planned("left_outer_join", False))
-        measure("(e) INNER-LEFT, 1 multi-way join", lambda: planned("left_outer_join", True))
+        for tier, backend in TIERS:
+            on_tier(env, tier, backend)
+            print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
+            run(spark, planned("join", True), root / f"warmup-{tier}-{backend}")
+            t = f", {tier} {backend}"
+            measure("(b) INNER-INNER, 2 binary" + t, lambda: planned("join", False))
+            measure("(c) INNER-INNER, multi-way" + t, lambda: planned("join", True))
+            measure("(d) INNER-LEFT, 2 binary" + t, lambda: planned("left_outer_join", False))
+            measure("(e) INNER-LEFT, multi-way" + t, lambda: planned("left_outer_join", True))
+
+        flink: dict[str, float] = {}
+        if args.flink_python:
+            tables = [
+                {
+                    "name": name,
+                    "path": str(csv_copy(spark, root / name, root / f"{name}-csv")),
+                    "columns": [[c, "BIGINT"] for c in cols],
+                    "extra": [f"PRIMARY KEY ({cols[0]}) NOT ENFORCED"],
+                }
+                for name, cols in TABLES.items()
+            ]
+            sql = "SELECT * FROM Orders JOIN Ships ON order_id = s_id JOIN Pays ON order_id = p_id"
+            output = [[c, "BIGINT"] for cols in TABLES.values() for c in cols]
+            queries = [
+                {"label": "W3 binary", "sql": sql, "output": output},
+                {"label": "W3 multi-way", "sql": sql, "output": output, "multi_join": True},
+            ]
+            flink = flink_times(args.flink_python, tables, queries)
 
         rows = [
             (
@@ -134,24 +166,56 @@ def main() -> int:
                 f"{r['seconds'] / a['seconds']:.2f}x",
                 f"{r['state_rows']:,}",
                 f"{r['state_bytes'] / 1e6:.1f}",
+                f"{r['state_bytes'] / args.keys:.0f}",
             )
             for label, r in results
+        ]
+        rows += [
+            (f"W3 Apache Flink 2.3, {k}", "heap", "", f"{v:.2f}", "", "", "", "")
+            for k, v in flink.items()
         ]
         print()
         print(
             tableau(
-                ["query", "store", "input rows", "seconds", "vs (a)", "state rows", "state MB"],
+                [
+                    "query",
+                    "store",
+                    "input rows",
+                    "seconds",
+                    "vs (a)",
+                    "state rows",
+                    "state MB",
+                    "state bytes/key",
+                ],
                 rows,
             )
         )
         by = dict(results)
-        for binary, multi in (("(b)", "(c)"), ("(d)", "(e)")):
-            b = next(r for k, r in by.items() if k.startswith(binary))
-            m = next(r for k, r in by.items() if k.startswith(multi))
+        for tier, backend in TIERS:
+            for binary, multi in (("(b)", "(c)"), ("(d)", "(e)")):
+                b = next(
+                    r for k, r in by.items() if k.startswith(binary) and tier in k and backend in k
+                )
+                m = next(
+                    r for k, r in by.items() if k.startswith(multi) and tier in k and backend in k
+                )
+                print(
+                    f"{tier} {backend}: {multi} vs {binary}: {m['seconds'] / b['seconds']:.2f}x "
+                    f"the time, {m['state_rows'] / max(b['state_rows'], 1):.2f}x the state rows, "
+                    f"{m['state_bytes'] / max(b['state_bytes'], 1):.2f}x the state bytes"
+                )
+        if flink:
+            jvm = min(
+                r["seconds"]
+                for k, r in by.items()
+                if k[:3] in ("(b)", "(c)") and "jvm hashmap" in k
+            )
             print(
-                f"{multi} vs {binary}: {m['seconds'] / b['seconds']:.2f}x the time, "
-                f"{m['state_rows'] / max(b['state_rows'], 1):.2f}x the state rows, "
-                f"{m['state_bytes'] / max(b['state_bytes'], 1):.2f}x the state bytes"
+                goal(
+                    "JVM hashmap W3 (best plan) / Flink W3 (best plan)",
+                    jvm / min(flink.values()),
+                    0.8,
+                )
             )
         return 0
     finally:

@@ -12,7 +12,6 @@ def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
     """Run ``df`` to the no-op sink in one availableNow batch: seconds (query start to
     termination), input rows, state rows (numRowsTotal over the stateful operators) and
     state bytes (the SST files on RocksDB, memory on the HDFS-backed store)."""
-    used = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
     start = time.perf_counter()
     query = (
         df.writeStream.format("noop")
@@ -22,6 +21,12 @@ def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
     )
     query.awaitTermination()
     seconds = time.perf_counter() - start
+    return {"seconds": seconds, **state_of(spark, query)}
+
+
+def state_of(spark: Any, query: Any) -> dict[str, Any]:
+    """A finished query's input rows and the state it keeps (rows, bytes, store)."""
+    used = spark.conf.get("spark.sql.streaming.stateStore.providerClass")
     progress = [p for p in query.recentProgress if (p.numInputRows or 0) > 0]
     states = progress[-1].stateOperators if progress else []
     rocks = "RocksDB" in used
@@ -30,7 +35,6 @@ def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
         for s in states
     )
     return {
-        "seconds": seconds,
         "input": sum(p.numInputRows for p in progress),
         "state_rows": sum(s.numRowsTotal or 0 for s in states),
         "state_bytes": size,

@@ -1,16 +1,22 @@
-"""Temporal joins (FOR SYSTEM_TIME AS OF): the Table API's plans vs Spark's as-of join.
+"""Temporal joins (FOR SYSTEM_TIME AS OF): the Table API's plans vs Spark's as-of join and
+Apache Flink.
 
     .venv/bin/python bench/temporal_join.py                  # 200k orders, 1,000 x 20 rates
+    .venv/bin/python bench/temporal_join.py --flink-python .flink-venv/bin/python
     .venv/bin/python bench/temporal_join.py --orders 20000   # a quick look
 
 Data: orders at random times over one day, each in one of 1,000 currencies; rates: 20
 versions per currency spread over the same day (Parquet files, read by the server).
 
-(1) the Table API's streaming event-time temporal join (server_ext processor), all data in
-    one availableNow run to the no-op sink (a last order and rate a day later move the
-    watermark past every order, as the end of a bounded input does in Flink);
+(1) W4, the Table API's streaming event-time temporal join (server_ext operator), on each
+    operator tier: Python (RocksDB), JVM on hashmap and on RocksDB; all data in one
+    availableNow run to the no-op sink (a last order and rate a day later move the watermark
+    past every order, as the end of a bounded input does in Flink); state bytes per key;
 (2) the Table API's batch temporal join (it compiles to Spark's sort-merge as-of join);
-(3) Spark's batch as-of join written directly in PySpark, same data.
+(3) Spark's batch as-of join written directly in PySpark, same data;
+(4) W4 on Flink 2.3 (--flink-python), same data as CSV, heap state.
+
+Goal (issue 13): the JVM tier (hashmap) <= 1.0x Flink on W4.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from noop_run import state_of
+from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.result import observed_metric, tableau
@@ -101,6 +110,35 @@ def query(env: TableEnvironment) -> Any:
     )
 
 
+FLINK_SQL = (
+    "SELECT order_id, amount * rate AS converted FROM Orders AS o "
+    "JOIN Rates FOR SYSTEM_TIME AS OF o.o_rt AS r ON o.currency = r.r_currency"
+)
+
+
+def flink_tables(spark: Any, root: Path) -> list[dict[str, Any]]:
+    """Orders and Rates as CSV for Flink: rowtimes as epoch millis, read back as TIMESTAMP_LTZ
+    with the same watermarks (none of delay)."""
+    return [
+        {
+            "name": "Orders",
+            "path": str(csv_copy(spark, root / "orders", root / "orders-csv")),
+            "columns": [[c, "BIGINT"] for c in ("order_id", "currency", "amount", "o_rowtime")],
+            "extra": ["o_rt AS TO_TIMESTAMP_LTZ(o_rowtime, 3)", "WATERMARK FOR o_rt AS o_rt"],
+        },
+        {
+            "name": "Rates",
+            "path": str(csv_copy(spark, root / "rates", root / "rates-csv")),
+            "columns": [[c, "BIGINT"] for c in ("r_currency", "rate", "r_rowtime")],
+            "extra": [
+                "r_rt AS TO_TIMESTAMP_LTZ(r_rowtime, 3)",
+                "WATERMARK FOR r_rt AS r_rt",
+                "PRIMARY KEY (r_currency) NOT ENFORCED",
+            ],
+        },
+    ]
+
+
 def timed_stream(spark: Any, df: Any, checkpoint: Path) -> tuple[float, int]:
     from pyspark.sql.connect import functions as F
 
@@ -114,6 +152,7 @@ def timed_stream(spark: Any, df: Any, checkpoint: Path) -> tuple[float, int]:
     )
     q.awaitTermination()
     seconds = time.perf_counter() - start
+    timed_stream.last_state = state_of(spark, q)  # type: ignore[attr-defined]
     out = 0
     for p in q.recentProgress:
         row = (p.observedMetrics or {}).get("bench_out")
@@ -134,16 +173,18 @@ def main() -> int:
     parser.add_argument("--currencies", type=int, default=1_000)
     parser.add_argument("--versions", type=int, default=20)
     parser.add_argument("--remote", help="sc://host:port (default: an embedded server)")
+    add_flink_option(parser)
     args = parser.parse_args()
+    url = server_url(args)
 
     root = Path(tempfile.mkdtemp(prefix="bench_temporal_join_"))
-    batch = TableEnvironment.create(mode="batch", remote=args.remote)
+    batch = TableEnvironment.create(mode="batch", remote=url)
     spark = batch.spark
     print(f"{args.orders:,} orders, {args.currencies:,} currencies x {args.versions} versions")
     try:
         make_data(spark, root, args.orders, args.currencies, args.versions)
         register(batch, root)
-        stream = TableEnvironment.create(mode="streaming", remote=args.remote)
+        stream = TableEnvironment.create(mode="streaming", remote=url)
         register(stream, root)
         # Spark's as-of join, hand-written (sort-merge as-of join on epoch millis).
         from pyspark.sql.connect import functions as F
@@ -157,25 +198,45 @@ def main() -> int:
 
         print("warm-up (not counted) ...", flush=True)
         timed_batch(spark_asof)
-        timed_stream(stream.spark, query(stream).to_spark(), root / "warmup")
 
         results = []
         print("(3) Spark as-of join ...", flush=True)
-        results.append(("(3) Spark batch as-of join (PySpark)", *timed_batch(spark_asof)))
+        results.append(("(3) Spark batch as-of join (PySpark)", *timed_batch(spark_asof), ""))
         print("(2) Table API batch temporal join ...", flush=True)
-        results.append(("(2) Table API batch temporal join", *timed_batch(query(batch).to_spark())))
-        print("(1) Table API streaming temporal join ...", flush=True)
-        df = query(stream).to_spark()
-        results.append(
-            (
-                "(1) Table API streaming event-time temporal join",
-                *timed_stream(stream.spark, df, root / "ckpt"),
-            )
-        )
+        batch_df = query(batch).to_spark()
+        results.append(("(2) Table API batch temporal join", *timed_batch(batch_df), ""))
+        seconds: dict[tuple[str, str], float] = {}
+        for tier, backend in TIERS:
+            on_tier(stream, tier, backend)
+            assert f"tier=[{tier}]" in query(stream).explain()
+            print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
+            timed_stream(stream.spark, query(stream).to_spark(), root / f"warm-{tier}-{backend}")
+            print(f"(1) W4 streaming temporal join, {tier} tier on {backend} ...", flush=True)
+            df = query(stream).to_spark()
+            s, out = timed_stream(stream.spark, df, root / f"ckpt-{tier}-{backend}")
+            state = timed_stream.last_state  # type: ignore[attr-defined]
+            per_key = f"{state['state_bytes'] / args.currencies:.0f}"
+            results.append((f"(1) W4 streaming, {tier} tier, {backend}", s, out, per_key))
+            seconds[(tier, backend)] = s
+        flink: dict[str, float] = {}
+        if args.flink_python:
+            q = [
+                {
+                    "label": "W4",
+                    "sql": FLINK_SQL,
+                    "output": [["order_id", "BIGINT"], ["converted", "BIGINT"]],
+                }
+            ]
+            flink = flink_times(args.flink_python, flink_tables(spark, root), q)
+            results.append(("(4) W4 Apache Flink 2.3 (heap)", flink["W4"], "", ""))
         base = results[0][1]
-        rows = [(n, f"{s:.2f}", f"{s / base:.2f}x", out) for n, s, out in results]
+        rows = [(n, f"{s:.2f}", f"{s / base:.2f}x", out, b) for n, s, out, b in results]
         print()
-        print(tableau(["query", "seconds", "vs (3)", "output rows"], rows))
+        print(tableau(["query", "seconds", "vs (3)", "output rows", "state bytes/key"], rows))
+        jvm = seconds[("jvm", "hashmap")]
+        print(f"W4: Python tier / JVM hashmap = {seconds[('python', 'rocksdb')] / jvm:.1f}x")
+        if flink:
+            print(goal("JVM hashmap W4 / Flink W4", jvm / flink["W4"], 1.0))
         stream.close()
         return 0
     finally:

@@ -195,7 +195,20 @@ def _residual_on_keys_only(join: Join) -> bool:
 
 
 def operator_nodes(plan: PlanNode, options: StreamingOptions) -> list[PlanNode]:
-    """The nodes of ``plan`` that run a server_ext operator (not Spark's own joins)."""
+    """The nodes of ``plan`` that run a server_ext operator (not Spark's own joins).
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> from tableapi.rules import optimize
+    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
+    >>> inner = optimize(Join(a, b, JoinKind.INNER, col("a") == col("b"))).plan
+    >>> operator_nodes(inner, StreamingOptions())  # Spark's native join
+    []
+    >>> [type(n).__name__ for n in operator_nodes(inner, StreamingOptions(native_joins=False))]
+    ['Join']
+    """
     return [n for n in plan.walk() if _runs_operator(n, options)]
 
 
@@ -210,7 +223,14 @@ def _runs_operator(node: PlanNode, options: StreamingOptions) -> bool:
 
 def has_jvm_operator(node: PlanNode, options: StreamingOptions) -> bool:
     """Does the JVM tier have an operator for ``node``? Every server_ext operator has one:
-    regular, semi, anti, interval, temporal and multi-way joins."""
+    regular, semi, anti, interval, temporal and multi-way joins.
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> has_jvm_operator(Scan("A", ElementsSource(()), RowType.of(("a", BIGINT))),
+    ...                  StreamingOptions())
+    False
+    """
     return _runs_operator(node, options)
 
 
@@ -244,7 +264,20 @@ def operator_tier(node: PlanNode, options: StreamingOptions) -> OperatorTier:
 
 def wants_jvm_plugin(plan: PlanNode, options: StreamingOptions) -> bool:
     """Would some operator of ``plan`` run on the JVM tier if the server has the plugin (so
-    the executor must ask whether it has)?"""
+    the executor must ask whether it has)?
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> from tableapi.rules import optimize
+    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
+    >>> anti = optimize(Join(a, b, JoinKind.ANTI, col("a") == col("b"))).plan
+    >>> wants_jvm_plugin(anti, StreamingOptions())
+    True
+    >>> wants_jvm_plugin(anti, StreamingOptions(operator_tier=OperatorTier.PYTHON))
+    False
+    """
     if options.operator_tier is not OperatorTier.JVM:
         return False
     return any(has_jvm_operator(n, options) for n in operator_nodes(plan, options))
@@ -252,7 +285,20 @@ def wants_jvm_plugin(plan: PlanNode, options: StreamingOptions) -> bool:
 
 def state_backend(plan: PlanNode, options: StreamingOptions) -> StateBackend:
     """The query's state backend: ``state.backend.type``, except that a query with a Python
-    tier operator runs on RocksDB (transformWithState refuses the HDFS-backed store)."""
+    tier operator runs on RocksDB (transformWithState refuses the HDFS-backed store).
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> from tableapi.rules import optimize
+    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
+    >>> left = optimize(Join(a, b, JoinKind.LEFT, col("a") == col("b"))).plan
+    >>> state_backend(left, StreamingOptions()).value
+    'hashmap'
+    >>> state_backend(left, StreamingOptions(jvm_plugin=False)).value  # the Python tier
+    'rocksdb'
+    """
     if options.state_backend is StateBackend.ROCKSDB or any(
         operator_tier(n, options) is OperatorTier.PYTHON for n in operator_nodes(plan, options)
     ):

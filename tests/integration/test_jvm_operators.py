@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,9 @@ from server_ext.joins import join_processor
 from server_ext.joins.spec import InputSpec, JoinSpec, SideSpec, time_mode
 from server_ext.jvm.build import find_javac
 from server_ext.launcher import ROCKSDB_PROVIDER
+from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.compiler.jvm_operators import jvm_join, jvm_operators_available
+from tableapi.config import OPERATOR_TIER
 from tableapi.session import EmbeddedServer, connect
 
 HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
@@ -86,7 +89,11 @@ def test_the_test_server_has_the_plugin(jvm: Any) -> None:
     assert jvm_operators_available(jvm)
 
 
-def test_a_server_without_the_plugin_is_detected(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_without_the_plugin_is_detected(
+    monkeypatch: pytest.MonkeyPatch, shared_dir: Path
+) -> None:
+    """A client on a server without the jar falls back to the Python tier, on RocksDB, and
+    says so once per session."""
     monkeypatch.setenv("TABLEAPI_JVM_OPERATORS", "off")
     server = EmbeddedServer.start(master="local[1]")
     try:
@@ -95,6 +102,26 @@ def test_a_server_without_the_plugin_is_detected(monkeypatch: pytest.MonkeyPatch
             assert not jvm_operators_available(session)
         finally:
             session.stop()
+        env = TableEnvironment.create(mode="streaming", remote=server.url)
+        env.config.set(OPERATOR_TIER, "jvm")  # asked for, but not there
+        try:
+            (shared_dir / "a").mkdir()
+            (shared_dir / "a" / "a.json").write_text('{"k": 1}\n')
+            schema = Schema.new_builder().column("k", "BIGINT").build()
+            descriptor = TableDescriptor.for_connector("filesystem").schema(schema)
+            descriptor = descriptor.option("path", str(shared_dir / "a")).option("format", "json")
+            env.create_temporary_table("A", descriptor.build())
+            a = env.from_path("A")
+            query = a.left_outer_join(a.select(col("k").alias("k2")), col("k") == col("k2"))
+            with pytest.warns(UserWarning, match="no server_ext JVM operator plugin"):
+                query.to_spark()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # said once per session
+                query.to_spark()
+                assert "tier=[python], stateBackend=[rocksdb]" in query.explain()
+            assert "RocksDB" in env.spark.conf.get(PROVIDER_CONF)
+        finally:
+            env.close()
     finally:
         server.stop()
 

@@ -9,6 +9,7 @@ import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
@@ -17,7 +18,10 @@ import org.apache.spark.sql.connect.plugin.RelationPlugin;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.MetadataBuilder;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.sparkproject.connect.protobuf.Any;
@@ -165,9 +169,12 @@ public final class JoinPlugin implements RelationPlugin {
 
   /** {@code input.groupBy(keys).as(..).flatMapGroupsWithState(fn, Append, BINARY, ..)}. */
   static Dataset<Row> run(Dataset<Row> input, String name, String specJson, SQLConf conf) {
+    Operator op = operator(name, specJson, input.schema(), conf.sessionLocalTimeZone(),
+        conf.datetimeJava8ApiEnabled());
+    if (op.timeout().equals(GroupStateTimeout.EventTimeTimeout())) {
+      input = withEventTimeMarker(input); // a last column: the operator's indexes stay
+    }
     StructType schema = input.schema();
-    Operator op = operator(
-        name, specJson, schema, conf.sessionLocalTimeZone(), conf.datetimeJava8ApiEnabled());
     List<String> keys = Wire.keyNames(specJson);
     Column[] columns = keys.stream().map(input::col).toArray(Column[]::new);
     StructType keySchema =
@@ -179,6 +186,22 @@ public final class JoinPlugin implements RelationPlugin {
             op.fn(), OutputMode.Append(), Encoders.BINARY(), Encoders.row(op.output()),
             op.timeout());
   }
+
+  /**
+   * The union plus {@link #EVENT_TIME_MARKER}: a column marked as an event-time column (which
+   * Spark's checker wants to see below an event-time timeout) whose value is never behind the
+   * watermark, so that Spark drops no row as late before the operator: the operator itself
+   * decides what is late (the temporal join reports late probe rows). The union's own columns
+   * carry no watermark marker (the times travel as epoch millis in {@code __t}).
+   */
+  static Dataset<Row> withEventTimeMarker(Dataset<Row> input) {
+    Metadata marker =
+        new MetadataBuilder().putLong(EventTimeWatermark.delayKey(), 0L).build();
+    Column never = functions.lit(java.sql.Timestamp.valueOf("9999-12-31 00:00:00"));
+    return input.withColumn(EVENT_TIME_MARKER, never.as(EVENT_TIME_MARKER, marker));
+  }
+
+  static final String EVENT_TIME_MARKER = "__event_time_marker";
 
   private static StructType struct(StructType schema, String name) {
     if (!List.of(schema.fieldNames()).contains(name)) {
