@@ -7,6 +7,7 @@ on the client.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import pickle
@@ -600,3 +601,73 @@ def test_python_tier_option_keeps_the_processors(senv, spark):
     assert "tier=[python], stateBackend=[rocksdb]" in q.explain()
     compiled = stream(q, spark, senv.streaming_options())
     assert "group_map" in kinds(plan_of(compiled.dataframe, spark))
+
+
+def _join_node(plan: Any) -> Any:
+    from tableapi.plan import Join
+
+    while not isinstance(plan, Join):
+        (plan,) = plan.inputs
+    return plan
+
+
+def test_a_jvm_operator_request_is_checked_before_it_is_sent(senv, spark):
+    """Bad keys, output schemas and residuals are refused on the client, with the reason."""
+    import pyspark.sql.types as T
+
+    from tableapi.compiler.jvm_operators import jvm_join, jvm_operator
+    from tableapi.compiler.operators import join_spec, output_schema
+
+    a = table(senv, "A", schema("a_k BIGINT, a_v STRING"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    join = _join_node(a.left_outer_join(b, col("a_k") == col("b_k")).optimized().plan)
+    spec = join_spec(join)
+    union = spark.range(1)
+    union._cached_schema = T.StructType([T.StructField("__k0", T.LongType())])
+    output = output_schema(join.row_type)
+    request = jvm_operator(union, ["__k0"], spec, output)  # a JoinSpec: jvm_join
+    assert jvm_request(plan_of(request, spark))[1]["keys"] == ["__k0"]
+    with pytest.raises(ValueError, match=r"key columns \['__k9'\] are not in the union"):
+        jvm_join(union, ["__k9"], spec, output)
+    with pytest.raises(ValueError, match="key columns \\(none\\)"):
+        jvm_join(union, [], spec, output)
+    with pytest.raises(ValueError, match="must start with __kind TINYINT"):
+        jvm_join(union, ["__k0"], spec, T.StructType(output.fields[1:]))
+    with pytest.raises(ValueError, match="the output schema has 1 join fields, the left join"):
+        jvm_join(union, ["__k0"], spec, T.StructType(output.fields[:2]))
+    bad = dataclasses.replace(spec, residual=("call", "=", ("col", "l", 7), ("col", "r", 0)))
+    with pytest.raises(ValueError, match=r"residual refers to field 7 of the l row \(2\)"):
+        jvm_join(union, ["__k0"], bad, output)
+
+
+def test_other_jvm_operators_are_checked_and_the_plugin_is_asked_once(senv, spark):
+    import pyspark.sql.types as T
+
+    from tableapi.compiler import jvm_operators
+    from tableapi.compiler.operators import interval_join_spec, output_schema
+
+    from tableapi.plan import Join, JoinKind
+    from tableapi.rules import optimize
+    from tableapi.types import TimeKind
+
+    rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+    o = Scan("O", ElementsSource(()), RowType.of(("o_k", BIGINT), ("o_t", rowtime)))
+    s = Scan("S", ElementsSource(()), RowType.of(("s_k", BIGINT), ("s_t", rowtime)))
+    bound = col("o_t").between(col("s_t") - lit(1).hours, col("s_t"))
+    node = optimize(Join(o, s, JoinKind.LEFT, (col("o_k") == col("s_k")) & bound)).plan
+    spec = interval_join_spec(node)
+    union = spark.range(1)
+    union._cached_schema = T.StructType([T.StructField("__k0", T.LongType())])
+    output = output_schema(node.row_type)
+    with pytest.raises(ValueError, match=r"key columns \['__k1'\] are not in the union"):
+        jvm_operators.jvm_operator(union, ["__k1"], spec, output)
+    with pytest.raises(ValueError, match="must start with __kind TINYINT"):
+        jvm_operators.jvm_operator(union, ["__k0"], spec, T.StructType(output.fields[1:]))
+    with pytest.raises(ValueError, match="the output schema has 1 fields, the operator gives 4"):
+        jvm_operators.jvm_operator(union, ["__k0"], spec, T.StructType(output.fields[:2]))
+    # Asked once per session: a known answer is not asked again (no server here to ask).
+    jvm_operators._plugin_by_session[spark.session_id] = True
+    try:
+        assert jvm_operators.jvm_plugin_on_server(spark) is True
+    finally:
+        del jvm_operators._plugin_by_session[spark.session_id]
