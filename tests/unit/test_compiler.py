@@ -645,7 +645,6 @@ def test_other_jvm_operators_are_checked_and_the_plugin_is_asked_once(senv, spar
 
     from tableapi.compiler import jvm_operators
     from tableapi.compiler.operators import interval_join_spec, output_schema
-
     from tableapi.plan import Join, JoinKind
     from tableapi.rules import optimize
     from tableapi.types import TimeKind
