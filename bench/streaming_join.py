@@ -102,6 +102,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=200_000, help="rows per side")
     parser.add_argument("--keys", type=int, default=100_000, help="distinct join keys")
     parser.add_argument("--scale", default="", help="rows per side of the scaling rows, a,b,c")
+    parser.add_argument("--scale-only", action="store_true", help="only the scaling rows")
     parser.add_argument("--remote", help="sc://host:port (default: an embedded server)")
     add_flink_option(parser)
     args = parser.parse_args()
@@ -116,6 +117,20 @@ def main() -> int:
         flush=True,
     )
     root = Path(tempfile.mkdtemp(prefix="bench_streaming_join_"))
+    if args.scale_only:
+        try:
+            print("warm-up of the jvm tier (not counted) ...", flush=True)
+            make_data(spark, root, args.rows, args.keys)
+            register(env, root)
+            on_tier(env, "jvm", "hashmap")
+            env.config.set("table.exec.join.spark-native.enabled", "false")
+            inner = env.from_path("L").join(env.from_path("R"), col("k") == col("rk"))
+            run(spark, inner.to_spark(), root / "warmup", None)
+            scaling(env, spark, root, [int(n) for n in args.scale.split(",")], args.flink_python)
+            return 0
+        finally:
+            env.close()
+            shutil.rmtree(root, ignore_errors=True)
     try:
         make_data(spark, root, args.rows, args.keys)
         register(env, root)
@@ -246,6 +261,7 @@ def scaling(env: Any, spark: Any, root: Path, sizes: list[int], flink_python: st
         rows.append(
             (
                 f"{n:,}",
+                f"{r['input']:,}",
                 f"{r['seconds']:.2f}",
                 f"{r['seconds'] / n * 1e6:.2f}",
                 f"{r['state_bytes'] / (n // 2):.0f}",
@@ -258,6 +274,7 @@ def scaling(env: Any, spark: Any, root: Path, sizes: list[int], flink_python: st
         tableau(
             [
                 "rows per side",
+                "input rows",
                 "JVM hashmap s",
                 "us/row",
                 "state bytes/key",
