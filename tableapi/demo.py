@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tableapi.config import OPERATOR_TIER
 from tableapi.descriptor import TableDescriptor
 from tableapi.environment import TableEnvironment
 from tableapi.expressions import col, lit
@@ -289,9 +288,6 @@ def changelog_join(env: TableEnvironment, root: Path) -> None:
 def event_time_temporal_join(env: TableEnvironment, root: Path) -> None:
     """Part 5: Orders x RatesHistory FOR SYSTEM_TIME AS OF o_rowtime, in streaming mode."""
     _header("5. Streaming: event-time temporal join, the rate valid at each order's time")
-    # The JVM tier's temporal operator is refused by Spark over bounded inputs ("Watermark
-    # must be specified ..."): the Python tier runs it until that is fixed.
-    env.config.set(OPERATOR_TIER, "python")
     day = "2026-11-23"
     tables: dict[str, tuple[Schema, list[str], list[tuple[Any, ...]]]] = {
         "TOrders": (
