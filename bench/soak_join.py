@@ -64,10 +64,11 @@ def _server_usage(server: EmbeddedServer) -> tuple[float, int]:
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                stat = (proc / "stat").read_text().split()
+                # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+                stat = (proc / "stat").read_text().rpartition(")")[2].split()
             except OSError:
                 continue
-            if int(stat[4]) == server.process.pid or int(stat[3]) in pids:  # group or child
+            if int(stat[2]) == server.process.pid or int(stat[1]) in pids:  # group or child
                 pids.append(int(proc.name))
     rss_kb, files = 0, 0
     for pid in set(pids):
