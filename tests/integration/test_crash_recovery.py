@@ -1,11 +1,12 @@
 """Exactly-once across a crash: every join family, its server killed at random points.
 
 Each family's query runs with ``execution.checkpointing.dir`` + ``pipeline.name`` over
-changelog files fed in rounds. The server (a process of the test's own, or a container: the
-run's kind) is killed with SIGKILL (``docker kill``) between micro-batches and during one; a
-new server gets the same query, which resumes from its checkpoint. At the end, each family's
-changelog (as a multiset of ``+I/-U/+U/-D`` rows) and its materialized table must equal those
-of the same rounds run on a server that never died: no change lost, none repeated.
+changelog files fed in rounds (the lookup join's dimension table is a SQLite file). The
+server (a process of the test's own, or a container: the run's kind) is killed with SIGKILL
+(``docker kill``) between micro-batches and during one; a new server gets the same query,
+which resumes from its checkpoint. At the end, each family's changelog (as a multiset of
+``+I/-U/+U/-D`` rows) and its materialized table must equal those of the same rounds run on a
+server that never died: no change lost, none repeated.
 
 Both runs start and stop the queries at the same points (a round's files are written while
 no query runs, and each round is processed to the end), so their micro-batches hold the same
@@ -14,9 +15,11 @@ files and a family's changelog is the same multiset in both.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import random
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -26,7 +29,7 @@ from typing import Any
 import attrs
 import pytest
 
-from tableapi import Table, TableEnvironment, col, lit
+from tableapi import Schema, Table, TableDescriptor, TableEnvironment, col, lit
 from tableapi.result import StreamingTableResult, apply_changelog
 from tests.integration.changelog_files import Change, ChangelogTable
 from tests.servers import KillableServer, TestServer
@@ -70,6 +73,18 @@ def _temporal(env: TableEnvironment) -> Table:
     )
 
 
+def _lookup(env: TableEnvironment) -> Table:
+    """A left lookup join (processing time) of the probe rows against a SQLite table; the
+    processing time itself differs between runs and is not part of the result."""
+    joined = env.from_path("LOrders").temporal_join(
+        env.from_path("Customers"),
+        col("customer_id") == col("id"),
+        as_of=col("l_proctime"),
+        how="left",
+    )
+    return joined.select(col("l_order_id"), col("customer_id"), col("id"), col("name"))
+
+
 def _multi(env: TableEnvironment) -> Table:
     a, b, c = env.from_path("A"), env.from_path("B"), env.from_path("C")
     return a.join(b, col("a_id") == col("b_id")).left_outer_join(c, col("b_id") == col("c_id"))
@@ -83,7 +98,9 @@ FAMILIES = (
     Family("interval", _interval),
     Family("temporal", _temporal),
     Family("multi", _multi, (("table.optimizer.multi-join.enabled", "true"),)),
+    Family("lookup", _lookup),
 )
+CUSTOMERS = [(c, f"customer-{c}") for c in range(1, 4)]  # customer 4 is missing: padded
 
 
 def _tables(env: TableEnvironment, root: Path) -> dict[str, ChangelogTable]:
@@ -116,15 +133,36 @@ def _tables(env: TableEnvironment, root: Path) -> dict[str, ChangelogTable]:
             op_column=None,
             watermark=wm("r_rowtime"),
         ),
+        "LOrders": dict(
+            columns=[("l_order_id", "BIGINT"), ("customer_id", "BIGINT")],
+            op_column=None,
+            computed=[("l_proctime", "PROCTIME()")],
+        ),
         "A": dict(columns=[("a_id", "BIGINT"), ("a_v", "BIGINT")]),
         "B": dict(columns=[("b_id", "BIGINT"), ("b_v", "BIGINT")]),
         "C": dict(columns=[("c_id", "BIGINT"), ("c_v", "BIGINT")]),
     }
-    return {name: ChangelogTable(env, root, name, **spec) for name, spec in specs.items()}
+    tables = {name: ChangelogTable(env, root, name, **spec) for name, spec in specs.items()}
+    db = root / "shop.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE customers (id INTEGER, name TEXT)")
+        conn.executemany("INSERT INTO customers VALUES (?, ?)", CUSTOMERS)
+    db.chmod(0o666)
+    env.create_temporary_table(
+        "Customers",
+        TableDescriptor.for_connector("jdbc")
+        .schema(Schema.new_builder().column("id", "BIGINT").column("name", "STRING").build())
+        .option("url", f"jdbc:sqlite:{db}")
+        .option("table-name", "customers")
+        .option("lookup.cache", "PARTIAL")
+        .option("lookup.partial-cache.max-rows", "100")
+        .build(),
+    )
+    return tables
 
 
 def _register(env: TableEnvironment, tables: dict[str, ChangelogTable], first: TableEnvironment):
-    for name in tables:
+    for name in [*tables, "Customers"]:
         env.create_temporary_table(name, first.descriptor(name))
 
 
@@ -178,6 +216,7 @@ def _rounds(seed: int) -> list[dict[str, list[Change]]]:
             "B": _changes(rng, state["B"], lambda: (k(), 1)),
             "C": _changes(rng, state["C"], lambda: (k(), 1)),
             "IOrders": [("+I", (k(), t())) for _ in range(3)],
+            "LOrders": [("+I", (rng.randint(1, 99), k())) for _ in range(3)],
             "Ships": [("+I", (k(), t())) for _ in range(2)],
             "TOrders": [("+I", (rng.randint(1, 50), rng.choice("EU"), t())) for _ in range(3)],
             "Rates": [("+I", (c, rng.randint(1, 9), t())) for c in rng.sample("EU", 1)],
