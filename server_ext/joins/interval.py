@@ -77,7 +77,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import column_refs, compile_condition
+from server_ext.joins.condition import check_two_sided_spec, compile_condition
 from server_ext.joins.interval_spec import TIME, IntervalSpec
 from server_ext.joins.spec import (
     DELETE,
@@ -107,7 +107,7 @@ class IntervalJoinProcessor(StatefulProcessor):
     def __init__(self, spec: IntervalSpec) -> None:
         # Only the spec is pickled with the processor; everything else is built in init().
         self.spec = spec
-        _validate(spec)
+        check_two_sided_spec(spec, "interval join")
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         spec = self.spec
@@ -338,18 +338,3 @@ class IntervalJoinProcessor(StatefulProcessor):
             self._state.update((pickle.dumps((left, right, timer), _PICKLE),))
         elif existed:
             self._state.clear()
-
-
-def _validate(spec: IntervalSpec) -> None:
-    """Fail at plan time, on the client, rather than in the server's workers."""
-    names = [name for name, _ in spec.output_fields()]
-    dupes = sorted({n for n in names if names.count(n) > 1 or n == KIND})
-    if dupes:
-        raise ValueError(f"interval join output names must be unique and not {KIND!r}: {dupes}")
-    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
-    for side, index in column_refs(spec.residual):
-        if not 0 <= index < widths[side]:
-            raise ValueError(
-                f"residual refers to field {index} of the {side} row, which has {widths[side]}"
-            )
-    compile_condition(spec.residual)  # unknown functions and bad arities fail here

@@ -20,7 +20,11 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import Predicate, column_refs, compile_condition
+from server_ext.joins.condition import (
+    Predicate,
+    check_two_sided_spec,
+    compile_condition,
+)
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -58,7 +62,7 @@ class JoinProcessorBase(StatefulProcessor):
     def __init__(self, spec: JoinSpec) -> None:
         # Only the spec is pickled with the processor; everything else is built in init().
         self.spec = spec
-        _validate(spec)
+        check_two_sided_spec(spec, "join")
 
     def left_outer(self) -> bool:
         """Does the left side keep association counts?"""
@@ -290,19 +294,3 @@ def _accumulate_outer(
             joined(out, INSERT, row, other)
         n += copies
     return n
-
-
-def _validate(spec: JoinSpec) -> None:
-    """Fail at plan time, on the client, rather than in the server's workers."""
-    names = [name for name, _ in spec.output_fields()]
-    dupes = sorted({n for n in names if names.count(n) > 1 or n == KIND})
-    if dupes:
-        # The worker turns output Rows into dicts by field name: duplicates would collide.
-        raise ValueError(f"join output names must be unique and not {KIND!r}: {dupes}")
-    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
-    for side, index in column_refs(spec.residual):
-        if not 0 <= index < widths[side]:
-            raise ValueError(
-                f"residual refers to field {index} of the {side} row, which has {widths[side]}"
-            )
-    compile_condition(spec.residual)  # unknown functions and bad arities fail here

@@ -92,7 +92,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import column_refs, compile_condition
+from server_ext.joins.condition import check_two_sided_spec, compile_condition
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -352,20 +352,10 @@ def _prune(versions: list, watermark: int) -> bool:
 
 def _validate(spec: TemporalSpec) -> None:
     """Fail at plan time, on the client, rather than in the server's workers."""
-    names = [name for name, _ in spec.output_fields()]
-    dupes = sorted({n for n in names if names.count(n) > 1 or n == KIND})
-    if dupes:
-        raise ValueError(f"temporal join output names must be unique and not {KIND!r}: {dupes}")
     if spec.right.input_spec is not InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY:
         raise ValueError(
             "temporal join: the build (right) side must be a versioned table whose primary "
             "key is in the join key (SideSpec input_spec JOIN_KEY_CONTAINS_UNIQUE_KEY), got "
             f"{spec.right.input_spec.value}"
         )
-    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
-    for side, index in column_refs(spec.residual):
-        if not 0 <= index < widths[side]:
-            raise ValueError(
-                f"residual refers to field {index} of the {side} row, which has {widths[side]}"
-            )
-    compile_condition(spec.residual)  # unknown functions and bad arities fail here
+    check_two_sided_spec(spec, "temporal join")
