@@ -26,7 +26,7 @@ from pyspark.sql.connect.client import SparkConnectClient
 from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.connect.plan import LogicalPlan
 from pyspark.sql.connect.session import SparkSession
-from pyspark.sql.types import ByteType, StructType
+from pyspark.sql.types import ByteType, StructField, StructType
 
 from server_ext.joins.condition import column_refs, compile_condition
 from server_ext.joins.multi_spec import MultiJoinSpec
@@ -57,6 +57,20 @@ class _JvmOperator(LogicalPlan):
         return rel
 
 
+def _checked_fields(
+    union: DataFrame, key_names: Sequence[str], output: StructType
+) -> list[StructField]:
+    """``output``'s fields, once the grouping keys are known columns of ``union`` and the
+    output starts with ``__kind TINYINT`` (what every JVM operator returns)."""
+    missing = [k for k in key_names if k not in union.columns]
+    if missing or not key_names:
+        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
+    fields = output.fields
+    if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
+        raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
+    return fields
+
+
 def jvm_join(
     union: DataFrame, key_names: Sequence[str], spec: JoinSpec, output: StructType
 ) -> DataFrame:
@@ -68,12 +82,7 @@ def jvm_join(
         out = jvm_join(union, ["__k0"], spec, _output_schema(node.row_type))
         out.select(*names, "__kind")
     """
-    missing = [k for k in key_names if k not in union.columns]
-    if missing or not key_names:
-        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
-    fields = output.fields
-    if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
-        raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
+    fields = _checked_fields(union, key_names, output)
     width = len(spec.output_fields())
     if len(fields) != 1 + width:
         raise ValueError(
@@ -102,12 +111,7 @@ def jvm_operator(
     """
     if isinstance(spec, JoinSpec):
         return jvm_join(union, key_names, spec, output)
-    missing = [k for k in key_names if k not in union.columns]
-    if missing or not key_names:
-        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
-    fields = output.fields
-    if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
-        raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
+    fields = _checked_fields(union, key_names, output)
     if len(fields) != 1 + len(spec.output_fields()):
         raise ValueError(
             f"the output schema has {len(fields) - 1} fields, the operator gives "
