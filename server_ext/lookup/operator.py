@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from server_ext.joins.condition import compile_condition, compile_expr
 from server_ext.lookup.caches import FullCache, PartialCache, cache_for, now_ms
@@ -159,6 +160,21 @@ class LookupOperator:
             list(range(len(all_dim))) if spec.dim_output is None else list(spec.dim_output)
         )
         self.out_types = [spec.dim_output_fields()[j][1] for j in range(len(self.out_dim))]
+        # One varying key compared as it comes (no normalizer), no per-row predicate: the
+        # batch is joined column-wise, with Python work per distinct key, not per row.
+        varying = [k for k in spec.keys if k.probe is not None]
+        self.columnar_probe = (
+            varying[0].probe
+            if len(varying) == 1
+            and self.norms[self.varying_pos[0]] is None
+            and not self.const_null
+            and self.pre_fn is None
+            and self.residual_fn is None
+            else None
+        )
+        consts_first = [k.value for k in spec.keys[: self.varying_pos[0]]] if varying else []
+        consts_last = [k.value for k in spec.keys[self.varying_pos[0] + 1 :]] if varying else []
+        self._key_head, self._key_tail = tuple(consts_first), tuple(consts_last)
         self.retry = spec.retry
         self.concurrent = min(spec.capacity, 16) if spec.async_lookup else 1
         self.cache, _ = cache_for(spec, partition, self._make_cache)
@@ -181,14 +197,12 @@ class LookupOperator:
             return PartialCache(
                 c.max_rows, c.expire_after_write_ms, c.expire_after_access_ms, c.cache_missing_key
             )
-        spec = self.spec
-        key_cols, consts = self.key_cols, spec.keys
+        key_cols = self.key_cols
 
         def key_of(row: Row) -> tuple:
-            return tuple(
-                row[col] if k.probe is not None else k.value
-                for col, k in zip(key_cols, consts, strict=True)
-            )
+            # The row's own values, constant keys' columns too: a row of another constant
+            # value has a key no lookup asks for.
+            return tuple(row[col] for col in key_cols)
 
         # The FULL cache holds extended, filtered rows. It is loaded by whichever operator
         # finds it due (its counters count the queries): see process().
@@ -208,6 +222,8 @@ class LookupOperator:
 
     def _prepare(self, rows: list[Row]) -> list[Row]:
         """Fetched rows -> extended rows that pass the dimension filter."""
+        if not self.computed and self.dim_fn is None:
+            return rows
         out = []
         dim_fn = self.dim_fn
         for r in rows:
@@ -216,18 +232,23 @@ class LookupOperator:
                 out.append(e)
         return out
 
-    def _key_of_row(self, row: Row) -> tuple:
-        spec = self.spec
-        return tuple(row[k.column] if k.probe is not None else k.value for k in spec.keys)
-
     def _fetch(self, keys: list[tuple]) -> dict[tuple, list[Row]]:
         """The rows of ``keys`` (cache keys) from the database, keys without rows -> []."""
         vks = keys if self.all_varying else [tuple(k[i] for i in self.varying_pos) for k in keys]
         rows = self._prepare(self.source.fetch_all(vks, self.concurrent))
         found: dict[tuple, list[Row]] = {k: [] for k in keys}
+        get = found.get
+        if len(self.spec.keys) == 1:  # the common case, without a tuple built per key
+            col = self.key_cols[0]
+            for r in rows:
+                got = get((r[col],))
+                if got is not None:  # a row the database matched differently (collation)
+                    got.append(r)
+            return found
+        spec_keys = self.spec.keys
         for r in rows:
-            got = found.get(self._key_of_row(r))
-            if got is not None:  # a row the database matched differently (collation) is dropped
+            got = get(tuple(r[k.column] if k.probe is not None else k.value for k in spec_keys))
+            if got is not None:
                 got.append(r)
         return found
 
@@ -262,10 +283,13 @@ class LookupOperator:
         n = batch.num_rows
         self._probe_schema = batch.schema
         now = self.clock()
-        loads_before, load_ms, load_end = 0, None, None
+        self._loads_before, self._load_ms, self._load_end = 0, None, None
         if self.full and n:
             if self.cache.refresh(now, self._full_load):
-                loads_before, load_ms, load_end = 1, self.cache.last_load_ms, now_ms()
+                self._loads_before, self._load_ms = 1, self.cache.last_load_ms
+                self._load_end = now_ms()
+        if self.columnar_probe is not None:
+            return self._process_columns(batch, now)
         probe_rows: list[tuple] | None = None
         if self.pre_fn is not None or self.residual_fn is not None:
             columns = [c.to_pylist() for c in batch.columns]
@@ -275,28 +299,68 @@ class LookupOperator:
             pre = self.pre_fn
             passes = [pre(r, _NO_ROW) for r in probe_rows]
         keys = self._row_keys(batch, passes)
+        looked_up = n - keys.count(None)
+        resolved, misses, loaded = self._resolve(
+            dict.fromkeys(k for k in keys if k is not None), now
+        )
+        out_idx, dim_rows = self._join(keys, resolved, probe_rows)
+        return self._output(batch, out_idx, dim_rows, self._metrics(looked_up, misses, loaded))
 
-        # Distinct keys: from the cache, or to fetch.
+    def _process_columns(self, batch: pa.RecordBatch, now: int) -> pa.RecordBatch:
+        """``process`` for one varying key and no per-row predicate: Arrow kernels map each
+        row to its distinct key; Python runs per distinct key (cache, fetch, values)."""
+        column = batch.column(self.columnar_probe)
+        looked_up = len(column) - column.null_count
+        distinct = pc.unique(column).drop_null()
+        head, tail = self._key_head, self._key_tail
+        keys = [(*head, v, *tail) for v in distinct.to_pylist()]
+        resolved, misses, loaded = self._resolve(keys, now)
+        metrics = self._metrics(looked_up, misses, loaded)
+        found = [resolved[k] for k in keys]
+        if any(len(rows) > 1 for rows in found):  # 1:N: a row per match, row by row
+            out_idx, dim_rows = self._join(
+                [None if v is None else (*head, v, *tail) for v in column.to_pylist()],
+                resolved,
+                None,
+            )
+            return self._output(batch, out_idx, dim_rows, metrics)
+        at = pc.index_in(column, value_set=distinct)  # row -> its distinct key (null: none)
+        matched = pa.array([bool(rows) for rows in found], pa.bool_()).take(at)
+        probe_arrays: list[pa.Array] = list(batch.columns)
+        if not self.left or matched.null_count or not pc.all(matched).as_py():
+            keep = pc.fill_null(matched, False)
+            if not self.left:  # inner: rows without a match are dropped
+                probe_arrays = list(batch.filter(keep).columns)
+                at = at.filter(keep)
+            else:  # left: they are padded
+                at = pc.if_else(keep, at, pa.scalar(None, at.type))
+        strings = self._strings(batch)
+        dim_arrays = []
+        for j, ddl in zip(self.out_dim, self.out_types, strict=True):
+            values = [rows[0][j] if rows else None for rows in found]
+            dim_arrays.append(pa.array(values, arrow_type(ddl, strings)).take(at))
+        return self._assemble(batch.schema, probe_arrays, dim_arrays, len(at), metrics)
+
+    def _resolve(self, keys: Any, now: int) -> tuple[dict[tuple, list[Row]], int, int]:
+        """The rows of the distinct ``keys``: from the cache, else fetched (with the LOOKUP
+        hint's retries). Also the misses (keys not served by the cache) and keys loaded."""
         resolved: dict[tuple, list[Row]] = {}
         need: list[tuple] = []
-        looked_up = 0
-        cache, full, partial = self.cache, self.full, self.partial
-        for k in keys:
-            if k is None:
-                continue
-            looked_up += 1
-            if k in resolved:
-                continue
-            if full:
+        cache = self.cache
+        if self.full:
+            for k in keys:
                 resolved[k] = cache.get(k)
-                continue
-            rows = cache.get(k, now) if partial else None
-            if rows is None:
-                need.append(k)
-                resolved[k] = []  # placeholder: filled below
-            else:
-                resolved[k] = rows
-        misses = len(need)
+            return resolved, 0, 0
+        if self.partial:
+            get = cache.get
+            for k in keys:
+                rows = get(k, now)
+                if rows is None:
+                    need.append(k)
+                else:
+                    resolved[k] = rows
+        else:
+            need = list(keys)
         loaded = 0
         if need:
             t0 = time.monotonic()
@@ -312,32 +376,36 @@ class LookupOperator:
                     loaded += len(missing)
                     fetched.update(again)
                     missing = [k for k in missing if not again[k]]
-            load_ms = int((time.monotonic() - t0) * 1000)
-            load_end = now_ms()
+            self._load_ms = int((time.monotonic() - t0) * 1000)
+            self._load_end = now_ms()
             resolved.update(fetched)
-            if partial:
+            if self.partial:
+                put = cache.put
                 for k in need:
-                    cache.put(k, fetched[k], now)
+                    put(k, fetched[k], now)
+        return resolved, len(need), loaded
 
-        out_idx, dim_rows = self._join(keys, resolved, probe_rows)
-        cached = cache.size() if cache is not None else 0
+    def _metrics(self, looked_up: int, misses: int, loaded: int) -> dict[str, int | None]:
+        """The batch's metrics (see the module's docstring); resets the query counters."""
+        cache, full = self.cache, self.full
         size_delta = 0
         if cache is not None:
+            cached = cache.size()
             size_delta = cached - cache.reported_size
             cache.reported_size = cached
         c = self.counters
         metrics = {
-            "hitCount": looked_up - (0 if full else misses),
-            "missCount": 0 if full else misses,
-            "loadCount": loads_before if full else loaded,
+            "hitCount": looked_up - misses,
+            "missCount": misses,
+            "loadCount": self._loads_before if full else loaded,
             "numLoadFailures": c.failures,
-            "latestLoadTime": load_ms,
+            "latestLoadTime": self._load_ms,
             "numCachedRecords": size_delta,
             "numQueries": c.queries,
-            "latestLoadEnd": load_end,
+            "latestLoadEnd": self._load_end,
         }
         c.failures = c.queries = 0
-        return self._output(batch, out_idx, dim_rows, metrics)
+        return metrics
 
     def _join(
         self,
@@ -396,27 +464,31 @@ class LookupOperator:
         dim_rows: list[Row | None],
         metrics: dict[str, int | None],
     ) -> pa.RecordBatch:
-        marker = any(v for v in metrics.values())
-        idx: list[int | None] = list(out_idx)
-        rows = dim_rows
-        if marker:
-            idx.append(None)  # take() of a null index gives a row of nulls
-            rows = [*dim_rows, None]
-        arrays: list[pa.Array] = list(batch.take(pa.array(idx, pa.int64())).columns)
+        probe_arrays: list[pa.Array] = list(batch.take(pa.array(out_idx, pa.int64())).columns)
         strings = self._strings(batch)
+        dim_arrays = []
         for j, ddl in zip(self.out_dim, self.out_types, strict=True):
-            values = [None if r is None else r[j] for r in rows]
-            arrays.append(pa.array(values, arrow_type(ddl, strings)))
-        n_data = len(out_idx)
-        if marker:
-            arrays.append(
-                pa.concat_arrays(
-                    [pa.nulls(n_data, METRICS_TYPE), pa.array([metrics], METRICS_TYPE)]
-                )
-            )
+            values = [None if r is None else r[j] for r in dim_rows]
+            dim_arrays.append(pa.array(values, arrow_type(ddl, strings)))
+        return self._assemble(batch.schema, probe_arrays, dim_arrays, len(out_idx), metrics)
+
+    def _assemble(
+        self,
+        schema: pa.Schema,
+        probe_arrays: list[pa.Array],
+        dim_arrays: list[pa.Array],
+        n_data: int,
+        metrics: dict[str, int | None],
+    ) -> pa.RecordBatch:
+        """The output batch: data rows, then the metrics marker row when there is news."""
+        arrays = [*probe_arrays, *dim_arrays]
+        if any(v for v in metrics.values()):
+            arrays = [pa.concat_arrays([a, pa.nulls(1, a.type)]) for a in arrays]
+            marker = pa.array([metrics], METRICS_TYPE)
+            arrays.append(pa.concat_arrays([pa.nulls(n_data, METRICS_TYPE), marker]))
         else:
             arrays.append(pa.nulls(n_data, METRICS_TYPE))
-        names = [*batch.schema.names, *(n for n, _ in self.spec.dim_output_fields())]
+        names = [*schema.names, *(n for n, _ in self.spec.dim_output_fields())]
         return pa.RecordBatch.from_arrays(arrays, names=[*names, METRICS])
 
     def finish(self) -> pa.RecordBatch | None:

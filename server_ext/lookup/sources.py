@@ -271,6 +271,34 @@ def converter(ddl: str) -> Callable[[Any], Any] | None:
     return _CONVERTERS.get(base_type(ddl))
 
 
+_EXACT: dict[str, frozenset[type]] = {
+    "BOOLEAN": frozenset({bool}),
+    "TINYINT": frozenset({int}),
+    "SMALLINT": frozenset({int}),
+    "INT": frozenset({int}),
+    "BIGINT": frozenset({int}),
+    "FLOAT": frozenset({float}),
+    "DOUBLE": frozenset({float}),
+    "DECIMAL": frozenset({Decimal}),
+    "STRING": frozenset({str}),
+    "DATE": frozenset({dt.date}),
+    "BINARY": frozenset({bytes}),
+}
+
+
+def exact_types(ddl: str) -> frozenset[type] | None:
+    """The Python types (``None`` included) a fetched value of a column may have to pass as it
+    is; None when every value goes through the converter (timestamps: their zone).
+
+    Example::
+
+        >>> sorted(t.__name__ for t in exact_types("STRING")), exact_types("TIMESTAMP")
+        (['NoneType', 'str'], None)
+    """
+    exact = _EXACT.get(base_type(ddl))
+    return None if exact is None else exact | {type(None)}
+
+
 def key_normalizer(ddl: str) -> Callable[[Any], Any] | None:
     """How a probe key value is made comparable with a fetched one (timestamps: to UTC).
 
@@ -306,7 +334,9 @@ class LookupSource:
         self.pushed = None
         if spec.push_filters:
             self.pushed, _ = split_pushable(spec.dim_filter, len(spec.dim_fields))
-        self._convs = [(i, c) for i, t in enumerate(self.types) if (c := converter(t)) is not None]
+        self._convs = [
+            (i, c, exact_types(t)) for i, t in enumerate(self.types) if (c := converter(t))
+        ]
         self._queries: dict[int, Query] = {}
         if self.source.dialect == "sqlite":
             self.chunk_size = sqlite_chunk(spec.chunk_size, len(self.varying))
@@ -337,7 +367,10 @@ class LookupSource:
         if not self.varying:
             return [*q.const_params, *q.pushed]
         if self.source.dialect == "postgresql":
-            arrays = [list(col) for col in zip(*keys, strict=True)]
+            if len(self.varying) == 1:
+                arrays = [[k[0] for k in keys]]
+            else:
+                arrays = [list(col) for col in zip(*keys, strict=True)]
             return [*arrays, *q.const_params, *q.pushed]
         flat = [v for key in keys for v in key]
         return [*flat, *q.const_params, *q.pushed]
@@ -386,18 +419,23 @@ class LookupSource:
         return self._convert(self.run(sql, list(params)))
 
     def _convert(self, rows: list[Row]) -> list[Row]:
-        convs = self._convs
-        if not convs or not rows:
-            return [tuple(r) for r in rows]
-        out = []
-        for r in rows:
-            vals = list(r)
-            for i, c in convs:
-                v = vals[i]
-                if v is not None:
-                    vals[i] = c(v)
-            out.append(tuple(vals))
-        return out
+        """The driver's rows with values of the columns' types, column by column: a column
+        whose values already have the type (PostgreSQL's usual answer) is left as it is."""
+        if not rows:
+            return []
+        rows = [r if type(r) is tuple else tuple(r) for r in rows]
+        if not self._convs:
+            return rows
+        columns: list[Any] | None = None
+        for i, c, exact in self._convs:
+            if exact is not None:
+                kinds = set(map(type, (r[i] for r in rows)))
+                if kinds <= exact:
+                    continue
+            if columns is None:
+                columns = [list(col) for col in zip(*rows, strict=True)]
+            columns[i] = [None if v is None else c(v) for v in columns[i]]
+        return rows if columns is None else list(zip(*columns, strict=True))
 
     # Running a query, with Flink's retries -------------------------------------------------
 

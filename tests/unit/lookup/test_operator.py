@@ -241,6 +241,47 @@ def test_random_joins_match_plain_python(make_dim) -> None:
             assert got.metric("hitCount") + got.metric("missCount") == looked_up
 
 
+@pytest.mark.parametrize("unique_ids", [True, False], ids=["1:1", "1:N"])
+def test_column_wise_joins_match_plain_python_in_input_order(make_dim, unique_ids: bool) -> None:
+    """One varying key and no per-row predicate take the column-wise path (Arrow kernels,
+    Python per distinct key); a key with several rows falls back to the row-wise join."""
+    rng = random.Random(11)
+    ids = list(range(40)) if unique_ids else [rng.randint(0, 30) for _ in range(60)]
+    rows = [(i, f"n{j}", rng.randint(0, 80)) for j, i in enumerate(ids)] + [(None, "x", 1)]
+    dim = make_dim(DIM, rows)
+    dim_filter = ("call", ">=", ("col", "r", 2), ("lit", 10))
+    for kind in ("inner", "left"):
+        for cache in (CacheSpec(), CacheSpec("PARTIAL", max_rows=5), CacheSpec("FULL")):
+            for keys, ref_keys in (
+                ((LookupKey(0, 1),), [(1, 0, None)]),
+                # a constant key before the varying one: ON D.age = 40 AND D.id = o.cid
+                ((LookupKey(2, None, 40), LookupKey(0, 1)), [(None, 2, 40), (1, 0, None)]),
+            ):
+                clear_caches()
+                spec = spec_for(
+                    dim, kind=kind, dim_filter=dim_filter, cache=cache, keys=keys, chunk_size=7
+                )
+                batches, probe_all = [], []
+                for b in range(4):
+                    probe = [
+                        (b * 100 + i, rng.choice([None, *range(45)]), rng.randint(0, 80))
+                        for i in range(50)
+                    ]
+                    probe_all += probe
+                    batches.append(batch(PROBE, probe))
+                got = run(spec, batches)
+                want = reference_join(
+                    kind, probe_all, rows, ref_keys, dim_pred=lambda d: d[2] >= 10
+                )
+                if unique_ids:  # one row per probe row at most: exactly the input order
+                    assert got.rows == want, (kind, cache.kind, keys)
+                else:  # the matches of a key come in the database's order
+                    assert by_value(got.rows) == by_value(want), (kind, cache.kind, keys)
+                    assert [r[0] for r in got.rows] == [r[0] for r in want]
+                looked_up = sum(1 for p in probe_all if p[1] is not None)
+                assert got.metric("hitCount") + got.metric("missCount") == looked_up
+
+
 # --- caches -----------------------------------------------------------------------------------
 
 
