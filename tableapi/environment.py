@@ -284,8 +284,11 @@ Register it with create_temporary_table().
         connected, also whether the server has the JVM operator plugin (asked once per
         session); before, explain takes it as there.
 
-        >>> TableEnvironment.create(mode="streaming").streaming_options().operator_tier.value
-        'jvm'
+        >>> env = TableEnvironment.create(mode="streaming")
+        >>> env.config.set("table.exec.operator.tier", "python").get("table.exec.operator.tier")
+        'python'
+        >>> env.streaming_options().operator_tier.value
+        'python'
         """
         if self.mode != "streaming":
             return None
