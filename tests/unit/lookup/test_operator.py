@@ -206,6 +206,18 @@ def test_changelog_probe_keeps_each_rows_kind(make_dim) -> None:
     assert [r[0] for r in got.rows] == [0, 1, 2, 3, 0]
 
 
+def random_probes(rng: random.Random, keys: int) -> tuple[list, list[tuple]]:
+    """Four batches of 50 probe rows (oid, cid in 0..keys-1 or NULL, amount), and all rows."""
+    batches, rows = [], []
+    for b in range(4):
+        probe = [
+            (b * 100 + i, rng.choice([None, *range(keys)]), rng.randint(0, 80)) for i in range(50)
+        ]
+        rows += probe
+        batches.append(batch(PROBE, probe))
+    return batches, rows
+
+
 def test_random_joins_match_plain_python(make_dim) -> None:
     rng = random.Random(7)
     rows = [(rng.randint(0, 30), f"n{i}", rng.randint(0, 80)) for i in range(60)]
@@ -219,14 +231,7 @@ def test_random_joins_match_plain_python(make_dim) -> None:
             spec = spec_for(
                 dim, kind=kind, residual=residual, dim_filter=dim_filter, cache=cache, chunk_size=7
             )
-            batches, probe_all = [], []
-            for b in range(4):
-                probe = [
-                    (b * 100 + i, rng.choice([None, *range(35)]), rng.randint(0, 80))
-                    for i in range(50)
-                ]
-                probe_all += probe
-                batches.append(batch(PROBE, probe))
+            batches, probe_all = random_probes(rng, 35)
             got = run(spec, batches)
             want = reference_join(
                 kind,
@@ -261,14 +266,7 @@ def test_column_wise_joins_match_plain_python_in_input_order(make_dim, unique_id
                 spec = spec_for(
                     dim, kind=kind, dim_filter=dim_filter, cache=cache, keys=keys, chunk_size=7
                 )
-                batches, probe_all = [], []
-                for b in range(4):
-                    probe = [
-                        (b * 100 + i, rng.choice([None, *range(45)]), rng.randint(0, 80))
-                        for i in range(50)
-                    ]
-                    probe_all += probe
-                    batches.append(batch(PROBE, probe))
+                batches, probe_all = random_probes(rng, 45)
                 got = run(spec, batches)
                 want = reference_join(
                     kind, probe_all, rows, ref_keys, dim_pred=lambda d: d[2] >= 10
