@@ -19,6 +19,7 @@ final class Values {
   static boolean same(Object a, Object b) {
     if (a == b) return true;
     if (a == null || b == null) return false;
+    if (plain(a.getClass())) return a.equals(b);
     if (a instanceof Double x && b instanceof Double y) return sameDouble(x, y);
     if (a instanceof Float x && b instanceof Float y) return sameDouble(x, y);
     if (a instanceof BigDecimal x && b instanceof BigDecimal y) return x.compareTo(y) == 0;
@@ -35,6 +36,7 @@ final class Values {
 
   static int hash(Object a) {
     if (a == null) return 0;
+    if (plain(a.getClass())) return a.hashCode();
     if (a instanceof Double d) return hashDouble(d);
     if (a instanceof Float f) return hashDouble(f);
     if (a instanceof BigDecimal d) return d.stripTrailingZeros().hashCode();
@@ -58,6 +60,18 @@ final class Values {
       return h;
     }
     return a.hashCode();
+  }
+
+  /**
+   * The usual key and field types, whose own equals and hashCode are the value's: one class
+   * compare each, before the interface tests below (Row, Scala collections), which scan the
+   * class's supertypes for every value of every stored row (measured: most of a key's hashing).
+   */
+  private static boolean plain(Class<?> c) {
+    return c == Long.class || c == Integer.class || c == String.class || c == Short.class
+        || c == Byte.class || c == Boolean.class || c == java.sql.Timestamp.class
+        || c == java.sql.Date.class || c == java.time.Instant.class
+        || c == java.time.LocalDate.class || c == java.time.LocalDateTime.class;
   }
 
   private static boolean sameDouble(double x, double y) {
