@@ -71,14 +71,20 @@ class TaggedUnion:
     dataframe: DataFrame
     schema: T.StructType
     key_count: int  # the grouping columns __k0.. come first
+    insert_only: bool = False  # no input is a changelog: every __kind is +I, every __seq ''
 
 
 def tagged_union(
-    inputs: list[DataFrame], keys: list[DataType], rows: list[RowType], time: bool = False
+    inputs: list[DataFrame],
+    keys: list[DataType],
+    rows: list[RowType],
+    time: bool = False,
+    insert_only: bool = False,
 ) -> TaggedUnion:
     """The union of ``inputs`` (each selected as ``key_columns`` + ``tag_columns`` [+ the
     time]) with its schema: the keys, ``__side``, ``__kind``, ``__seq``, one struct per
-    input (``rows``, named by :func:`struct_names`) and, with ``time``, ``__t``."""
+    input (``rows``, named by :func:`struct_names`) and, with ``time``, ``__t``.
+    ``insert_only``: no input is a changelog."""
     union = inputs[0]
     for df in inputs[1:]:
         union = union.unionAll(df)
@@ -96,7 +102,7 @@ def tagged_union(
     ]
     if time:
         fields.append(T.StructField(tw.TIME, T.LongType()))
-    return TaggedUnion(union, T.StructType(fields), max(len(keys), 1))
+    return TaggedUnion(union, T.StructType(fields), max(len(keys), 1), insert_only)
 
 
 def run_operator(
@@ -104,10 +110,16 @@ def run_operator(
 ) -> DataFrame:
     """Group ``union`` by its key columns and run ``spec``'s operator on ``tier``; the rows
     come out as ``output`` (``__kind`` then the operator's columns)."""
-    df = union.dataframe
+    df, schema = union.dataframe, union.schema
+    if tier is OperatorTier.JVM and union.insert_only:
+        # The JVM operators read a union without __kind and __seq as all +I in arrival order
+        # (the Python processors find columns by position): the constant columns are pruned
+        # from every input, and each row is spared a string and each key a sort (measured).
+        schema = T.StructType([f for f in schema.fields if f.name not in (wire.KIND, wire.SEQ)])
+        df = df.select(*(F.col(f.name) for f in schema.fields))
     # transformWithState reads the input's column names: without a cached schema that is an
     # analyze round trip to the server per operator.
-    df._cached_schema = union.schema  # type: ignore[attr-defined]
+    df._cached_schema = schema  # type: ignore[attr-defined]
     keys = [F.col(f"{wire.KEY_PREFIX}{i}") for i in range(union.key_count)]
     if tier is OperatorTier.PYTHON:
         processor, time_mode = python_operator(spec)

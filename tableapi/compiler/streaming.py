@@ -257,6 +257,7 @@ class StreamingCompiler(Compiler):
             types,
             rows,
             time=bounds is not None,
+            insert_only=not (is_changelog(node.left) or is_changelog(node.right)),
         )
         if bounds is not None:
             return self._operator(node, union, interval_join_spec(node))
@@ -289,7 +290,10 @@ class StreamingCompiler(Compiler):
             )
             for i, child in enumerate(node.relations)
         ]
-        return self._operator(node, tagged_union(tagged, types, rows), spec)
+        insert_only = not any(is_changelog(r) for r in node.relations)
+        return self._operator(
+            node, tagged_union(tagged, types, rows, insert_only=insert_only), spec
+        )
 
     def visit_TemporalJoin(self, node: TemporalJoin) -> DataFrame:
         """The temporal join operator over both inputs tagged by side; probe rows that arrive
@@ -338,6 +342,7 @@ class StreamingCompiler(Compiler):
             types,
             rows,
             time=True,
+            insert_only=not (is_changelog(node.left) or is_changelog(node.right)),
         )
         out = self._operator(node, union, spec, keep_late=True)
         late = F.col(KIND) == F.lit(tw.LATE)

@@ -531,6 +531,19 @@ def test_regular_joins_run_on_the_jvm_tier_by_default(senv, spark, method):
     assert "tier=[jvm], stateBackend=[hashmap]" in text
 
 
+def test_an_insert_only_union_leaves_out_kind_and_seq_on_the_jvm_tier(senv, spark):
+    a = table(senv, "A", schema("a_k BIGINT"))
+    b = table(senv, "B", schema("b_k BIGINT"))
+    c = table(senv, "C", schema("c_k BIGINT"), **{"changelog.op-column": "op"})
+    q = a.left_outer_join(b, col("a_k") == col("b_k"))
+    union, _ = jvm_request(plan_of(stream(q, spark, JVM_TIER).dataframe, spark))
+    names = [e.unresolved_attribute.unparsed_identifier for e in union.project.expressions]
+    assert names == ["__k0", "__side", "__l", "__r"]  # all +I, in arrival order
+    q = a.left_outer_join(c, col("a_k") == col("c_k"))
+    union, _ = jvm_request(plan_of(stream(q, spark, JVM_TIER).dataframe, spark))
+    assert union.WhichOneof("rel_type") == "set_op"  # a changelog input: every column
+
+
 def test_jvm_tier_state_ttl_runs_in_processing_time(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))

@@ -190,6 +190,28 @@ def test_jvm_join_emits_the_python_processors_changelog(
     assert sum(len(b) for w in expected for b in w) > CASES
 
 
+def test_a_union_without_kind_and_seq_is_insert_only_in_arrival_order(
+    join_runs: dict[str, tuple[list[dict], list[list], list[dict]]],
+) -> None:
+    """The client leaves ``__kind`` and ``__seq`` out of a union of insert-only inputs on the
+    JVM tier: the same changelog as the Python processor's, rows taken as they come."""
+    cases = [
+        {
+            **c,
+            "batches": [(now, [ch for ch in rows if ch[1] == "+I"]) for now, rows in c["batches"]],
+        }
+        for k in JOIN_KINDS
+        for c in join_runs[k][0][:25]
+    ]
+    jvm = [
+        {**join_case(c["spec"], c["batches"], c["key"], c["key"]), "insert_only": True}
+        for c in cases
+    ]
+    for i, (case, got) in enumerate(zip(cases, run_cases(jvm), strict=True)):
+        assert "error" not in got, f"case {i}: {got['error']}\n{case}"
+        assert got["batches"] == python_changelog(case), f"case {i} differs:\n{case}"
+
+
 def test_ttl_expires_state_on_both_tiers() -> None:
     """An entry written at t is gone at t + ttl: neither tier joins it, and the JVM tier's
     timeout clears the key's state when no more rows come."""

@@ -62,8 +62,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.lout = spec.kind.equals("left") || spec.kind.equals("full");
     this.rout = spec.kind.equals("right") || spec.kind.equals("full");
     this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = input.fieldIndex(Wire.KIND);
-    this.seqAt = input.fieldIndex(Wire.SEQ);
+    this.kindAt = Rows.optional(input, Wire.KIND);
+    this.seqAt = Rows.optional(input, Wire.SEQ);
     this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
     this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
     this.timeAt = input.fieldIndex(Wire.TIME);
@@ -94,7 +94,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     if (!state.hasTimedOut()) {
       boolean nullKey = Rows.neverMatches(key, spec.nullSafe);
       for (Row row : Rows.ordered(rows, seqAt)) {
-        byte kind = row.getByte(kindAt);
+        byte kind = Rows.kind(row, kindAt);
         if (kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE) {
           throw Rows.notInsertOnly("interval join", kind);
         }

@@ -43,8 +43,8 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
   JoinFunction(JoinSpec spec, StructType input) {
     this.spec = spec;
     this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = input.fieldIndex(Wire.KIND);
-    this.seqAt = input.fieldIndex(Wire.SEQ);
+    this.kindAt = Rows.optional(input, Wire.KIND);
+    this.seqAt = Rows.optional(input, Wire.SEQ);
     this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
     this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
   }
@@ -70,18 +70,14 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
       expire(state);
       return Collections.emptyIterator();
     }
-    List<Row> ordered = new ArrayList<>();
-    rows.forEachRemaining(ordered::add);
-    if (ordered.size() > 1) { // a stable sort: rows with equal __seq keep their order
-      ordered.sort((a, b) -> Values.compareSeq(a.get(seqAt), b.get(seqAt)));
-    }
+    List<Row> ordered = Rows.ordered(rows, seqAt);
     List<Row> out = new ArrayList<>();
     if (neverMatches(key)) {
       for (Row row : ordered) {
         if (row.getByte(sideAt) == Wire.LEFT) {
-          unmatchedLeft(record(row, leftAt, lv), row.getByte(kindAt), out);
+          unmatchedLeft(record(row, leftAt, lv), Rows.kind(row, kindAt), out);
         } else {
-          unmatchedRight(record(row, rightAt, rv), row.getByte(kindAt), out);
+          unmatchedRight(record(row, rightAt, rv), Rows.kind(row, kindAt), out);
         }
       }
       return out.iterator();
@@ -94,7 +90,7 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
     if (stored) codec.decode(state.get(), lv, left, rv, right);
     boolean dirty = lv.prune(left, now) | rv.prune(right, now);
     for (Row row : ordered) {
-      byte kind = row.getByte(kindAt);
+      byte kind = Rows.kind(row, kindAt);
       if (row.getByte(sideAt) == Wire.LEFT) {
         processLeft(record(row, leftAt, lv), kind, left, right, now, out);
       } else {

@@ -206,8 +206,8 @@ public final class JoinPlugin implements RelationPlugin {
   private static StructType struct(StructType schema, String name) {
     if (!List.of(schema.fieldNames()).contains(name)) {
       throw new IllegalArgumentException(
-          "the server_ext JVM join needs the tagged union (__k0.., __side, __kind, __seq, __l,"
-              + " __r); its input has " + List.of(schema.fieldNames()));
+          "the server_ext JVM join needs the tagged union (__k0.., __side, [__kind, __seq,]"
+              + " __l, __r); its input has " + List.of(schema.fieldNames()));
     }
     if (!(schema.apply(name).dataType() instanceof StructType s)) {
       throw new IllegalArgumentException(name + " must be a struct column");

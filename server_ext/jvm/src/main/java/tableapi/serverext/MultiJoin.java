@@ -63,8 +63,8 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
     for (StructType s : inputs) w += s.fields().length;
     this.width = w;
     this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = input.fieldIndex(Wire.KIND);
-    this.seqAt = input.fieldIndex(Wire.SEQ);
+    this.kindAt = Rows.optional(input, Wire.KIND);
+    this.seqAt = Rows.optional(input, Wire.SEQ);
     this.structAt = new int[inputs.length];
     for (int i = 0; i < inputs.length; i++) {
       structAt[i] = input.fieldIndex(Wire.INPUT_PREFIX + i);
@@ -111,7 +111,7 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
       Values.Tuple k = new Values.Tuple(record);
       Map<Values.Tuple, Entry> table = tables.get(side);
       Entry e = table.get(k);
-      byte kind = row.getByte(kindAt);
+      byte kind = Rows.kind(row, kindAt);
       if (kind == Wire.INSERT || kind == Wire.UPDATE_AFTER) {
         if (e != null) {
           e.count += 1;

@@ -5,16 +5,36 @@ import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.StructType;
 
 /** What the operators share over their input union: ordering, fields and output rows. */
 final class Rows {
   private Rows() {}
 
-  /** A key's rows in {@code __seq} order (a stable sort: equal ones keep their order). */
+  /**
+   * The position of {@code __kind} or {@code __seq} in the union, -1 when it has none: a union
+   * of insert-only inputs leaves both out (every row is +I, in arrival order), which spares
+   * each row a string and each key a sort.
+   */
+  static int optional(StructType input, String name) {
+    return List.of(input.fieldNames()).indexOf(name);
+  }
+
+  /** The row's kind ({@code __kind}, or +I without one). */
+  static byte kind(Row row, int kindAt) {
+    return kindAt < 0 ? Wire.INSERT : row.getByte(kindAt);
+  }
+
+  /**
+   * A key's rows in {@code __seq} order (a stable sort: equal ones keep their order); without
+   * {@code __seq} ({@code seqAt} -1) in arrival order.
+   */
   static List<Row> ordered(Iterator<Row> rows, int seqAt) {
     List<Row> out = new ArrayList<>();
     rows.forEachRemaining(out::add);
-    if (out.size() > 1) out.sort((a, b) -> Values.compareSeq(a.get(seqAt), b.get(seqAt)));
+    if (seqAt >= 0 && out.size() > 1) {
+      out.sort((a, b) -> Values.compareSeq(a.get(seqAt), b.get(seqAt)));
+    }
     return out;
   }
 

@@ -45,8 +45,8 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.event = event;
     this.outer = spec.kind.equals("left");
     this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = input.fieldIndex(Wire.KIND);
-    this.seqAt = input.fieldIndex(Wire.SEQ);
+    this.kindAt = Rows.optional(input, Wire.KIND);
+    this.seqAt = Rows.optional(input, Wire.SEQ);
     this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
     this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
     this.timeAt = input.fieldIndex(Wire.TIME);
@@ -94,7 +94,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
                   + " need the time attribute of both inputs to be NOT NULL");
         }
         long t = row.getLong(timeAt);
-        byte kind = row.getByte(kindAt);
+        byte kind = Rows.kind(row, kindAt);
         if (row.getByte(sideAt) != Wire.LEFT) {
           if (nullKey) continue; // a null key never matches: nothing to keep
           Object[] value = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
@@ -174,7 +174,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     boolean loaded = false;
     boolean wrote = false;
     for (Row row : ordered) {
-      byte kind = row.getByte(kindAt);
+      byte kind = Rows.kind(row, kindAt);
       if (row.getByte(sideAt) != Wire.LEFT) {
         if (nullKey) continue;
         current = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);

@@ -29,13 +29,16 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  *   }
  * </pre>
  *
+ * <p>A union of insert-only inputs may leave out {@code __kind} and {@code __seq}: its rows are
+ * all +I, taken in arrival order.
+ *
  * <p>{@code join} is the client's {@code server_ext.joins.spec.JoinSpec} as JSON (fields of each
  * side as [name, DDL type], input_spec, unique_key, ttl_ms, null_safe, residual tree,
  * output_names); {@link Condition} documents the residual tree's JSON form.
  */
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
-  public static final int VERSION = 1;
+  public static final int VERSION = 2; // 2: __kind and __seq may be left out
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 

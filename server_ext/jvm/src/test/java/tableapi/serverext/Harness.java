@@ -94,10 +94,14 @@ public final class Harness {
     StructType right = schema(c, "right");
     JoinSpec spec = Wire.joinSpec(specJson, left, right, "UTC", false);
     StructType keys = schema(c, "keys");
-    StructType input = keys;
-    input = input.add(Wire.SIDE, DataTypes.ByteType).add(Wire.KIND, DataTypes.ByteType);
-    input = input.add(Wire.SEQ, DataTypes.LongType);
+    // "insert_only": the union without __kind and __seq (every row +I, in arrival order).
+    boolean insertOnly = c.path("insert_only").asBoolean(false);
+    StructType input = keys.add(Wire.SIDE, DataTypes.ByteType);
+    if (!insertOnly) {
+      input = input.add(Wire.KIND, DataTypes.ByteType).add(Wire.SEQ, DataTypes.LongType);
+    }
     input = input.add(Wire.LEFT_ROW, left).add(Wire.RIGHT_ROW, right);
+    int rowAt = insertOnly ? 1 : 3; // __l's position after the keys
     JoinFunction fn = JoinFunction.of(spec, input);
     boolean timeouts = spec.hasTtl();
 
@@ -119,16 +123,22 @@ public final class Harness {
         Object[] wire = new Object[input.fields().length];
         System.arraycopy(key, 0, wire, 0, key.length);
         wire[key.length] = (byte) r.get("side").asInt();
-        wire[key.length + 1] = (byte) r.get("kind").asInt();
-        wire[key.length + 2] = r.get("seq").asLong();
-        wire[key.length + (isLeft ? 3 : 4)] = row;
+        if (insertOnly && r.get("kind").asInt() != Wire.INSERT) {
+          throw new IllegalArgumentException("an insert_only case holds a row that is not +I");
+        }
+        if (!insertOnly) {
+          wire[key.length + 1] = (byte) r.get("kind").asInt();
+          wire[key.length + 2] = r.get("seq").asLong();
+        }
+        wire[key.length + rowAt + (isLeft ? 0 : 1)] = row;
         Row wireRow = new GenericRowWithSchema(wire, input);
         groups.computeIfAbsent(k, x -> new ArrayList<>()).add(wireRow);
       }
       ArrayNode emitted = NODES.arrayNode();
       for (Map.Entry<Values.Tuple, List<Row>> g : groups.entrySet()) {
         List<Row> rows = new ArrayList<>(g.getValue());
-        java.util.Collections.reverse(rows); // the function must restore the __seq order
+        // The function must restore the __seq order; without __seq, arrival order is the order.
+        if (!insertOnly) java.util.Collections.reverse(rows);
         call(fn, keyRows.get(g.getKey()), rows.iterator(), g.getKey(), false, now, timeouts,
             states, timeoutAt, emitted, spec.output);
       }
