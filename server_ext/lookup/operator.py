@@ -162,19 +162,21 @@ class LookupOperator:
         self.out_types = [spec.dim_output_fields()[j][1] for j in range(len(self.out_dim))]
         # One varying key compared as it comes (no normalizer), no per-row predicate: the
         # batch is joined column-wise, with Python work per distinct key, not per row.
-        varying = [k for k in spec.keys if k.probe is not None]
-        self.columnar_probe = (
-            varying[0].probe
-            if len(varying) == 1
-            and self.norms[self.varying_pos[0]] is None
-            and not self.const_null
-            and self.pre_fn is None
-            and self.residual_fn is None
-            else None
-        )
-        consts_first = [k.value for k in spec.keys[: self.varying_pos[0]]] if varying else []
-        consts_last = [k.value for k in spec.keys[self.varying_pos[0] + 1 :]] if varying else []
-        self._key_head, self._key_tail = tuple(consts_first), tuple(consts_last)
+        self.columnar_probe: int | None = None
+        self._key_head: tuple = ()  # the constant keys before the varying one
+        self._key_tail: tuple = ()  # and after it
+        if len(self.varying_pos) == 1:
+            at = self.varying_pos[0]
+            if (
+                self.norms[at] is None
+                and not self.const_null
+                and self.pre_fn is None
+                and self.residual_fn is None
+            ):
+                self.columnar_probe = spec.keys[at].probe
+            self._key_head = tuple(k.value for k in spec.keys[:at])
+            self._key_tail = tuple(k.value for k in spec.keys[at + 1 :])
+        self._fetched_key = self._fetched_key_function()
         self.retry = spec.retry
         self.concurrent = min(spec.capacity, 16) if spec.async_lookup else 1
         self.cache, _ = cache_for(spec, partition, self._make_cache)
@@ -237,20 +239,20 @@ class LookupOperator:
         vks = keys if self.all_varying else [tuple(k[i] for i in self.varying_pos) for k in keys]
         rows = self._prepare(self.source.fetch_all(vks, self.concurrent))
         found: dict[tuple, list[Row]] = {k: [] for k in keys}
-        get = found.get
-        if len(self.spec.keys) == 1:  # the common case, without a tuple built per key
-            col = self.key_cols[0]
-            for r in rows:
-                got = get((r[col],))
-                if got is not None:  # a row the database matched differently (collation)
-                    got.append(r)
-            return found
-        spec_keys = self.spec.keys
+        get, key_of = found.get, self._fetched_key
         for r in rows:
-            got = get(tuple(r[k.column] if k.probe is not None else k.value for k in spec_keys))
-            if got is not None:
+            got = get(key_of(r))
+            if got is not None:  # a row the database matched differently (collation) is dropped
                 got.append(r)
         return found
+
+    def _fetched_key_function(self) -> Callable[[Row], tuple]:
+        """A fetched row's cache key: its varying key values, the constants as asked."""
+        spec_keys = self.spec.keys
+        if len(spec_keys) == 1 and spec_keys[0].probe is not None:  # the common case
+            col = spec_keys[0].column
+            return lambda r: (r[col],)
+        return lambda r: tuple(r[k.column] if k.probe is not None else k.value for k in spec_keys)
 
     # -- one batch ----------------------------------------------------------------------------
 

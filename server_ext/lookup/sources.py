@@ -242,21 +242,23 @@ def _to_bytes(v: Any) -> Any:
     return v if isinstance(v, bytes) else bytes(v)
 
 
-_CONVERTERS: dict[str, Callable[[Any], Any]] = {
-    "BOOLEAN": bool,
-    "TINYINT": int,
-    "SMALLINT": int,
-    "INT": int,
-    "BIGINT": int,
-    "FLOAT": float,
-    "DOUBLE": float,
-    "DECIMAL": _to_decimal,
-    "STRING": _to_str,
-    "DATE": _to_date,
-    "TIMESTAMP": _to_utc,
-    "TIMESTAMP_LTZ": _to_utc,
-    "TIMESTAMP_NTZ": _to_naive,
-    "BINARY": _to_bytes,
+# Per Spark base type: the converter of a fetched value, and the Python types a value may
+# have to pass without it (None: every value is converted, as timestamps for their zone).
+_CONVERTERS: dict[str, tuple[Callable[[Any], Any], frozenset[type] | None]] = {
+    "BOOLEAN": (bool, frozenset({bool})),
+    "TINYINT": (int, frozenset({int})),
+    "SMALLINT": (int, frozenset({int})),
+    "INT": (int, frozenset({int})),
+    "BIGINT": (int, frozenset({int})),
+    "FLOAT": (float, frozenset({float})),
+    "DOUBLE": (float, frozenset({float})),
+    "DECIMAL": (_to_decimal, frozenset({Decimal})),
+    "STRING": (_to_str, frozenset({str})),
+    "DATE": (_to_date, frozenset({dt.date})),
+    "TIMESTAMP": (_to_utc, None),
+    "TIMESTAMP_LTZ": (_to_utc, None),
+    "TIMESTAMP_NTZ": (_to_naive, None),
+    "BINARY": (_to_bytes, frozenset({bytes})),
 }
 
 
@@ -268,22 +270,8 @@ def converter(ddl: str) -> Callable[[Any], Any] | None:
         >>> converter("BOOLEAN")(1), converter("DATE")("2024-05-01")
         (True, datetime.date(2024, 5, 1))
     """
-    return _CONVERTERS.get(base_type(ddl))
-
-
-_EXACT: dict[str, frozenset[type]] = {
-    "BOOLEAN": frozenset({bool}),
-    "TINYINT": frozenset({int}),
-    "SMALLINT": frozenset({int}),
-    "INT": frozenset({int}),
-    "BIGINT": frozenset({int}),
-    "FLOAT": frozenset({float}),
-    "DOUBLE": frozenset({float}),
-    "DECIMAL": frozenset({Decimal}),
-    "STRING": frozenset({str}),
-    "DATE": frozenset({dt.date}),
-    "BINARY": frozenset({bytes}),
-}
+    entry = _CONVERTERS.get(base_type(ddl))
+    return None if entry is None else entry[0]
 
 
 def exact_types(ddl: str) -> frozenset[type] | None:
@@ -295,7 +283,8 @@ def exact_types(ddl: str) -> frozenset[type] | None:
         >>> sorted(t.__name__ for t in exact_types("STRING")), exact_types("TIMESTAMP")
         (['NoneType', 'str'], None)
     """
-    exact = _EXACT.get(base_type(ddl))
+    entry = _CONVERTERS.get(base_type(ddl))
+    exact = None if entry is None else entry[1]
     return None if exact is None else exact | {type(None)}
 
 
