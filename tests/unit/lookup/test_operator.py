@@ -57,6 +57,12 @@ def spec_for(dim: Dim, **kw) -> LookupSpec:  # type: ignore[no-untyped-def]
     return LookupSpec(**base)  # type: ignore[arg-type]
 
 
+#: Every join kind with each cache kind (PARTIAL small enough to evict).
+KINDS_AND_CACHES = [
+    (kind, cache)
+    for kind in ("inner", "left")
+    for cache in (CacheSpec(), CacheSpec("PARTIAL", max_rows=5), CacheSpec("FULL"))
+]
 ORDERS = [(10, 1, 5), (11, 2, 40), (12, 4, 7), (13, 1, 50), (14, None, 3), (15, 5, 1), (16, 3, 9)]
 
 
@@ -225,25 +231,24 @@ def test_random_joins_match_plain_python(make_dim) -> None:
     dim = make_dim(DIM, rows)
     residual = ("call", "<>", ("col", "l", 2), ("col", "r", 2))
     dim_filter = ("call", ">=", ("col", "r", 2), ("lit", 10))
-    for kind in ("inner", "left"):
-        for cache in (CacheSpec(), CacheSpec("PARTIAL", max_rows=5), CacheSpec("FULL")):
-            clear_caches()
-            spec = spec_for(
-                dim, kind=kind, residual=residual, dim_filter=dim_filter, cache=cache, chunk_size=7
-            )
-            batches, probe_all = random_probes(rng, 35)
-            got = run(spec, batches)
-            want = reference_join(
-                kind,
-                probe_all,
-                rows,
-                [(1, 0, None)],
-                dim_pred=lambda d: d[2] >= 10,
-                residual=lambda p, d: p[2] != d[2],
-            )
-            assert by_value(got.rows) == by_value(want), (kind, cache.kind)
-            looked_up = sum(1 for p in probe_all if p[1] is not None)
-            assert got.metric("hitCount") + got.metric("missCount") == looked_up
+    for kind, cache in KINDS_AND_CACHES:
+        clear_caches()
+        spec = spec_for(
+            dim, kind=kind, residual=residual, dim_filter=dim_filter, cache=cache, chunk_size=7
+        )
+        batches, probe_all = random_probes(rng, 35)
+        got = run(spec, batches)
+        want = reference_join(
+            kind,
+            probe_all,
+            rows,
+            [(1, 0, None)],
+            dim_pred=lambda d: d[2] >= 10,
+            residual=lambda p, d: p[2] != d[2],
+        )
+        assert by_value(got.rows) == by_value(want), (kind, cache.kind)
+        looked_up = sum(1 for p in probe_all if p[1] is not None)
+        assert got.metric("hitCount") + got.metric("missCount") == looked_up
 
 
 @pytest.mark.parametrize("unique_ids", [True, False], ids=["1:1", "1:N"])
@@ -255,29 +260,26 @@ def test_column_wise_joins_match_plain_python_in_input_order(make_dim, unique_id
     rows = [(i, f"n{j}", rng.randint(0, 80)) for j, i in enumerate(ids)] + [(None, "x", 1)]
     dim = make_dim(DIM, rows)
     dim_filter = ("call", ">=", ("col", "r", 2), ("lit", 10))
-    for kind in ("inner", "left"):
-        for cache in (CacheSpec(), CacheSpec("PARTIAL", max_rows=5), CacheSpec("FULL")):
-            for keys, ref_keys in (
-                ((LookupKey(0, 1),), [(1, 0, None)]),
-                # a constant key before the varying one: ON D.age = 40 AND D.id = o.cid
-                ((LookupKey(2, None, 40), LookupKey(0, 1)), [(None, 2, 40), (1, 0, None)]),
-            ):
-                clear_caches()
-                spec = spec_for(
-                    dim, kind=kind, dim_filter=dim_filter, cache=cache, keys=keys, chunk_size=7
-                )
-                batches, probe_all = random_probes(rng, 45)
-                got = run(spec, batches)
-                want = reference_join(
-                    kind, probe_all, rows, ref_keys, dim_pred=lambda d: d[2] >= 10
-                )
-                if unique_ids:  # one row per probe row at most: exactly the input order
-                    assert got.rows == want, (kind, cache.kind, keys)
-                else:  # the matches of a key come in the database's order
-                    assert by_value(got.rows) == by_value(want), (kind, cache.kind, keys)
-                    assert [r[0] for r in got.rows] == [r[0] for r in want]
-                looked_up = sum(1 for p in probe_all if p[1] is not None)
-                assert got.metric("hitCount") + got.metric("missCount") == looked_up
+    for kind, cache in KINDS_AND_CACHES:
+        for keys, ref_keys in (
+            ((LookupKey(0, 1),), [(1, 0, None)]),
+            # a constant key before the varying one: ON D.age = 40 AND D.id = o.cid
+            ((LookupKey(2, None, 40), LookupKey(0, 1)), [(None, 2, 40), (1, 0, None)]),
+        ):
+            clear_caches()
+            spec = spec_for(
+                dim, kind=kind, dim_filter=dim_filter, cache=cache, keys=keys, chunk_size=7
+            )
+            batches, probe_all = random_probes(rng, 45)
+            got = run(spec, batches)
+            want = reference_join(kind, probe_all, rows, ref_keys, dim_pred=lambda d: d[2] >= 10)
+            if unique_ids:  # one row per probe row at most: exactly the input order
+                assert got.rows == want, (kind, cache.kind, keys)
+            else:  # the matches of a key come in the database's order
+                assert by_value(got.rows) == by_value(want), (kind, cache.kind, keys)
+                assert [r[0] for r in got.rows] == [r[0] for r in want]
+            looked_up = sum(1 for p in probe_all if p[1] is not None)
+            assert got.metric("hitCount") + got.metric("missCount") == looked_up
 
 
 # --- caches -----------------------------------------------------------------------------------
