@@ -22,7 +22,9 @@ Metrics (FLIP-221), counted as Flink does per probe row with a non-NULL key (row
 the pre-filter are not looked up): the first row of a key that is not served from the cache
 is a miss, every other row a hit (later rows of a key fetched in the same batch are served
 without the database): ``hitCount + missCount`` = rows looked up. With a FULL cache every
-lookup is a hit. ``loadCount``: keys fetched (PARTIAL/NONE) or table loads (FULL);
+lookup is a hit; with no cache (NONE) every lookup is a miss (Flink has no cache metrics
+there: no hits), though a batch still fetches each distinct key once. ``loadCount``: keys
+fetched (PARTIAL/NONE) or table loads (FULL);
 ``numLoadFailures``: failed database queries (each failed attempt, also when a retry then
 succeeds); ``numQueries``: database queries. Each output batch ends with one marker row
 carrying the batch's counts (see ``spec.py``).
@@ -396,6 +398,8 @@ class LookupOperator:
             size_delta = cached - cache.reported_size
             cache.reported_size = cached
         c = self.counters
+        if cache is None:  # no cache, no hits: the batch's dedup is not a cache
+            misses = looked_up
         metrics = {
             "hitCount": looked_up - misses,
             "missCount": misses,
