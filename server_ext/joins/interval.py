@@ -63,7 +63,6 @@ Example::
 
 from __future__ import annotations
 
-import pickle
 from bisect import bisect_left, bisect_right, insort_right
 from collections.abc import Iterator
 from operator import itemgetter
@@ -90,11 +89,17 @@ from server_ext.joins.spec import (
     SIDE,
     UPDATE_BEFORE,
 )
-from server_ext.joins.state import PICKLED_STATE, Record, record_converter
+from server_ext.joins.state import (
+    PICKLED_STATE,
+    ColumnPositions,
+    Record,
+    load_pickled,
+    record_converter,
+    save_pickled,
+)
 
 __all__ = ["IntervalJoinProcessor"]
 
-_PICKLE = pickle.HIGHEST_PROTOCOL
 _time = itemgetter(0)
 _COLUMNS = (SIDE, KIND, SEQ, LEFT_ROW, RIGHT_ROW, TIME)
 # Slots of a cache entry [time, row, matched].
@@ -123,8 +128,7 @@ class IntervalJoinProcessor(StatefulProcessor):
         self._make = Row(KIND, *(name for name, _ in spec.output_fields()))
         self._null_safe = spec.null_safe
         self._state = handle.getValueState("rows", PICKLED_STATE)
-        self._layout: Any = None  # the input rows' field names, and the positions below
-        self._at: tuple[int, ...] = ()
+        self._columns = ColumnPositions(_COLUMNS, "interval join")
 
     def close(self) -> None:
         pass
@@ -137,8 +141,7 @@ class IntervalJoinProcessor(StatefulProcessor):
         ordered = list(rows)
         if not ordered:
             return iter(())
-        self._resolve_columns(ordered[0])
-        side_at, kind_at, seq_at, left_at, right_at, time_at = self._at
+        side_at, kind_at, seq_at, left_at, right_at, time_at = self._columns.of(ordered[0])
         ordered.sort(key=itemgetter(seq_at))
         watermark = timerValues.getCurrentWatermarkInMs()
         if watermark < 0:
@@ -313,28 +316,8 @@ class IntervalJoinProcessor(StatefulProcessor):
         safe = self._null_safe
         return any(v is None and not (i < len(safe) and safe[i]) for i, v in enumerate(values))
 
-    def _resolve_columns(self, row: Row) -> None:
-        """The positions of ``__side, __kind, __seq, __l, __r, __t``, found by name."""
-        names = getattr(row, "__fields__", None)
-        if names is None:
-            raise TypeError("interval join input rows must be Rows with field names")
-        if names is self._layout:
-            return
-        try:
-            at = tuple(names.index(name) for name in _COLUMNS)
-        except ValueError:
-            missing = [n for n in _COLUMNS if n not in names]
-            raise ValueError(
-                f"interval join input lacks the columns {missing}; it has {list(names)}"
-            ) from None
-        self._layout, self._at = names, at
-
     def _load(self) -> Any:
-        value = self._state.get()
-        return None if value is None else pickle.loads(value[0])
+        return load_pickled(self._state)
 
     def _save(self, left: list, right: list, timer: int | None, existed: bool) -> None:
-        if left or right:
-            self._state.update((pickle.dumps((left, right, timer), _PICKLE),))
-        elif existed:
-            self._state.clear()
+        save_pickled(self._state, (left, right, timer), bool(left or right), existed)

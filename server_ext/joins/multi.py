@@ -18,7 +18,6 @@ Example (what the client runs; see ``multi_spec.py``)::
 
 from __future__ import annotations
 
-import pickle
 from collections import Counter
 from collections.abc import Iterator
 from operator import itemgetter
@@ -34,7 +33,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from server_ext.joins.condition import compile_condition
 from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import DELETE, INSERT, KIND, LEFT_OUTER, UPDATE_AFTER
-from server_ext.joins.state import PICKLED_STATE, record_converter
+from server_ext.joins.state import PICKLED_STATE, load_pickled, record_converter, save_pickled
 
 _ADDS = (INSERT, UPDATE_AFTER)
 
@@ -64,10 +63,8 @@ class MultiJoinProcessor(StatefulProcessor):
     ) -> Iterator[Row]:
         n, ttl = len(self.spec.inputs), self.spec.ttl_ms
         now = timerValues.getCurrentProcessingTimeInMs() if ttl is not None else 0
-        stored = self._rows.get()
-        tables: list[dict] = (
-            pickle.loads(stored[0]) if stored is not None else [{} for _ in range(n)]
-        )
+        stored = load_pickled(self._rows)
+        tables: list[dict] = stored if stored is not None else [{} for _ in range(n)]
         if ttl is not None:
             tables = [{r: e for r, e in t.items() if e[1] + ttl > now} for t in tables]
         before = self._result(tables)
@@ -83,10 +80,7 @@ class MultiJoinProcessor(StatefulProcessor):
             else:  # the last copy, or a row not in state (e.g. expired): nothing to keep
                 table.pop(record, None)
         after = self._result(tables)
-        if any(tables):
-            self._rows.update((pickle.dumps(tables, pickle.HIGHEST_PROTOCOL),))
-        elif stored is not None:
-            self._rows.clear()
+        save_pickled(self._rows, tables, any(tables), stored is not None)
         make = self._make
         out = [make(DELETE, *r) for r in (before - after).elements()]
         out += [make(INSERT, *r) for r in (after - before).elements()]

@@ -63,13 +63,16 @@ __all__ = [
     "PICKLED_STATE",
     "ROW",
     "WRITTEN",
+    "ColumnPositions",
     "Entry",
     "FrozenDict",
     "Record",
     "SideView",
     "StateStore",
     "freeze",
+    "load_pickled",
     "record_converter",
+    "save_pickled",
 ]
 
 # Slots of a state entry.
@@ -127,6 +130,50 @@ def record_converter(fields: tuple[tuple[str, str], ...]) -> Callable[[Any], Rec
         return tuple(values)
 
     return convert_nested
+
+
+def load_pickled(state: ValueState) -> Any:
+    """The object a key's pickled ValueState holds, or None."""
+    value = state.get()
+    return None if value is None else pickle.loads(value[0])
+
+
+def save_pickled(state: ValueState, value: Any, keep: bool, existed: bool) -> None:
+    """Write ``value`` while the key ``keep``s anything; else clear the state if it existed."""
+    if keep:
+        state.update((pickle.dumps(value, _PICKLE),))
+    elif existed:
+        state.clear()
+
+
+class ColumnPositions:
+    """Where named columns sit in a processor's input rows, found by name once per row layout
+    (the union may carry more columns than a processor reads, e.g. a watermark's ``__t_ts``).
+
+    Example::
+
+        >>> from pyspark.sql import Row
+        >>> ColumnPositions(("b", "a"), "interval join").of(Row(a=1, b=2, c=3))
+        (1, 0)
+    """
+
+    def __init__(self, names: tuple[str, ...], operator: str) -> None:
+        self.names, self.operator = names, operator
+        self._layout: Any = None  # the field names the positions below were found in
+        self._at: tuple[int, ...] = ()
+
+    def of(self, row: Any) -> tuple[int, ...]:
+        fields = getattr(row, "__fields__", None)
+        if fields is None:
+            raise TypeError(f"{self.operator} input rows must be Rows with field names")
+        if fields is not self._layout:
+            missing = [n for n in self.names if n not in fields]
+            if missing:
+                raise ValueError(
+                    f"{self.operator} input lacks the columns {missing}; it has {list(fields)}"
+                )
+            self._layout, self._at = fields, tuple(fields.index(n) for n in self.names)
+        return self._at
 
 
 def _no_key(row: Record) -> tuple:
@@ -213,31 +260,25 @@ class StateStore:
 
     def load(self) -> tuple[dict, dict]:
         if self._both is not None:
-            value = self._both.get()
-            self._stored[0] = value is not None
-            return pickle.loads(value[0]) if value is not None else ({}, {})
+            both = load_pickled(self._both)
+            self._stored[0] = both is not None
+            return both if both is not None else ({}, {})
         loaded = []
         assert self._sides is not None
         for i, state in enumerate(self._sides):
-            value = state.get()
-            self._stored[i] = value is not None
-            loaded.append(pickle.loads(value[0]) if value is not None else {})
+            rows = load_pickled(state)
+            self._stored[i] = rows is not None
+            loaded.append(rows if rows is not None else {})
         return loaded[0], loaded[1]
 
     def save(self, left: dict, right: dict, left_dirty: bool, right_dirty: bool) -> None:
         if self._both is not None:
             if not (left_dirty or right_dirty):
                 return
-            if left or right:
-                self._both.update((pickle.dumps((left, right), _PICKLE),))
-            elif self._stored[0]:
-                self._both.clear()
+            save_pickled(self._both, (left, right), bool(left or right), self._stored[0])
             return
         assert self._sides is not None
         for i, (rows, dirty) in enumerate(((left, left_dirty), (right, right_dirty))):
             if not dirty:
                 continue
-            if rows:
-                self._sides[i].update((pickle.dumps(rows, _PICKLE),))
-            elif self._stored[i]:
-                self._sides[i].clear()
+            save_pickled(self._sides[i], rows, bool(rows), self._stored[i])

@@ -78,7 +78,6 @@ Wiring (measured on Spark 4.3, classic local; the Connect integration test agree
 
 from __future__ import annotations
 
-import pickle
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from operator import itemgetter
@@ -106,12 +105,18 @@ from server_ext.joins.spec import (
     UPDATE_BEFORE,
     InputSpec,
 )
-from server_ext.joins.state import PICKLED_STATE, Record, record_converter
+from server_ext.joins.state import (
+    PICKLED_STATE,
+    ColumnPositions,
+    Record,
+    load_pickled,
+    record_converter,
+    save_pickled,
+)
 from server_ext.joins.temporal_spec import LATE, TIME, TemporalSpec
 
 __all__ = ["TemporalJoinProcessor"]
 
-_PICKLE = pickle.HIGHEST_PROTOCOL
 _time = itemgetter(0)
 _MISSING = object()
 _RETRACT = (UPDATE_BEFORE, DELETE)
@@ -137,7 +142,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         self._rnulls: Record = (None,) * len(spec.right.fields)
         self._make = Row(KIND, *(name for name, _ in spec.output_fields()))
         self._state = handle.getValueState("versions" if self._event else "current", PICKLED_STATE)
-        self._layout: Any = None  # the input rows' field names, and the positions below
+        self._columns = ColumnPositions(_COLUMNS if self._event else _COLUMNS[:5], "temporal join")
         self._at: tuple[int, ...] = ()
 
     def close(self) -> None:
@@ -151,7 +156,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         ordered = list(rows)
         if not ordered:
             return iter(())
-        self._resolve_columns(ordered[0])
+        self._at = self._columns.of(ordered[0])
         ordered.sort(key=itemgetter(self._at[2]))
         null_key = any(value is None for value in key)
         if self._event:
@@ -166,24 +171,6 @@ class TemporalJoinProcessor(StatefulProcessor):
         else:
             out = self._processing_rows(ordered, null_key)
         return iter(out)
-
-    def _resolve_columns(self, row: Row) -> None:
-        """The positions of ``__side, __kind, __seq, __l, __r, __t``, found by name (the
-        union may carry more columns, e.g. the watermark's ``__t_ts``)."""
-        names = getattr(row, "__fields__", None)
-        if names is None:
-            raise TypeError("temporal join input rows must be Rows with field names")
-        if names is self._layout:
-            return
-        wanted = _COLUMNS if self._event else _COLUMNS[:5]
-        try:
-            at = tuple(names.index(name) for name in wanted)
-        except ValueError:
-            missing = [n for n in wanted if n not in names]
-            raise ValueError(
-                f"temporal join input lacks the columns {missing}; it has {list(names)}"
-            ) from None
-        self._layout, self._at = names, at
 
     def _probe_kind_ok(self, kind: int) -> None:
         if kind in _RETRACT:
@@ -279,10 +266,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         return want, True
 
     def _save(self, versions: list, probes: list, timer: int | None, existed: bool) -> None:
-        if versions or probes:
-            self._state.update((pickle.dumps((versions, probes, timer), _PICKLE),))
-        elif existed:
-            self._state.clear()
+        save_pickled(self._state, (versions, probes, timer), bool(versions or probes), existed)
 
     def _emit_due(self, versions: list, probes: list, watermark: int, out: list) -> bool:
         """Join every held probe row with ``time <= watermark`` and remove it."""
@@ -301,8 +285,7 @@ class TemporalJoinProcessor(StatefulProcessor):
         return True
 
     def _load(self) -> Any:
-        value = self._state.get()
-        return None if value is None else pickle.loads(value[0])
+        return load_pickled(self._state)
 
     # ------------------------------------------------------------------ processing time
 
@@ -331,11 +314,8 @@ class TemporalJoinProcessor(StatefulProcessor):
                 out.append(make(INSERT, *lrow, *rrow))
             elif outer:
                 out.append(make(INSERT, *lrow, *rnulls))
-        if wrote:
-            if current is None:
-                self._state.clear()
-            else:
-                self._state.update((pickle.dumps(current, _PICKLE),))
+        if wrote:  # clear() of a key with no state is harmless
+            save_pickled(self._state, current, current is not None, existed=True)
         return out
 
 
