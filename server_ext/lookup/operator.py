@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -131,6 +132,17 @@ class LookupJoinFunction:
         tail = op.finish()
         if tail is not None:
             yield tail
+
+
+@dataclass
+class _Loads:
+    """What one batch took from the database, for its metrics."""
+
+    misses: int = 0  # distinct keys the cache did not answer
+    keys: int = 0  # keys fetched, retries counted again
+    table_loads: int = 0  # FULL cache: (re)loads of the table
+    ms: int | None = None  # the latest load's duration
+    end: int | None = None  # and its end (epoch millis)
 
 
 class LookupOperator:
@@ -287,13 +299,11 @@ class LookupOperator:
         n = batch.num_rows
         self._probe_schema = batch.schema
         now = self.clock()
-        self._loads_before, self._load_ms, self._load_end = 0, None, None
-        if self.full and n:
-            if self.cache.refresh(now, self._full_load):
-                self._loads_before, self._load_ms = 1, self.cache.last_load_ms
-                self._load_end = now_ms()
+        loads = _Loads()
+        if self.full and n and self.cache.refresh(now, self._full_load):
+            loads.table_loads, loads.ms, loads.end = 1, self.cache.last_load_ms, now_ms()
         if self.columnar_probe is not None:
-            return self._process_columns(batch, now)
+            return self._process_columns(batch, now, loads)
         probe_rows: list[tuple] | None = None
         if self.pre_fn is not None or self.residual_fn is not None:
             columns = [c.to_pylist() for c in batch.columns]
@@ -304,13 +314,11 @@ class LookupOperator:
             passes = [pre(r, _NO_ROW) for r in probe_rows]
         keys = self._row_keys(batch, passes)
         looked_up = n - keys.count(None)
-        resolved, misses, loaded = self._resolve(
-            dict.fromkeys(k for k in keys if k is not None), now
-        )
+        resolved = self._resolve(dict.fromkeys(k for k in keys if k is not None), now, loads)
         out_idx, dim_rows = self._join(keys, resolved, probe_rows)
-        return self._output(batch, out_idx, dim_rows, self._metrics(looked_up, misses, loaded))
+        return self._output(batch, out_idx, dim_rows, self._metrics(looked_up, loads))
 
-    def _process_columns(self, batch: pa.RecordBatch, now: int) -> pa.RecordBatch:
+    def _process_columns(self, batch: pa.RecordBatch, now: int, loads: _Loads) -> pa.RecordBatch:
         """``process`` for one varying key and no per-row predicate: Arrow kernels map each
         row to its distinct key; Python runs per distinct key (cache, fetch, values)."""
         column = batch.column(self.columnar_probe)
@@ -318,8 +326,8 @@ class LookupOperator:
         distinct = pc.unique(column).drop_null()
         head, tail = self._key_head, self._key_tail
         keys = [(*head, v, *tail) for v in distinct.to_pylist()]
-        resolved, misses, loaded = self._resolve(keys, now)
-        metrics = self._metrics(looked_up, misses, loaded)
+        resolved = self._resolve(keys, now, loads)
+        metrics = self._metrics(looked_up, loads)
         found = [resolved[k] for k in keys]
         if any(len(rows) > 1 for rows in found):  # 1:N: a row per match, row by row
             out_idx, dim_rows = self._join(
@@ -345,16 +353,16 @@ class LookupOperator:
             dim_arrays.append(pa.array(values, arrow_type(ddl, strings)).take(at))
         return self._assemble(batch.schema, probe_arrays, dim_arrays, len(at), metrics)
 
-    def _resolve(self, keys: Any, now: int) -> tuple[dict[tuple, list[Row]], int, int]:
+    def _resolve(self, keys: Any, now: int, loads: _Loads) -> dict[tuple, list[Row]]:
         """The rows of the distinct ``keys``: from the cache, else fetched (with the LOOKUP
-        hint's retries). Also the misses (keys not served by the cache) and keys loaded."""
+        hint's retries); what was fetched is counted in ``loads``."""
         resolved: dict[tuple, list[Row]] = {}
         need: list[tuple] = []
         cache = self.cache
         if self.full:
             for k in keys:
                 resolved[k] = cache.get(k)
-            return resolved, 0, 0
+            return resolved
         if self.partial:
             get = cache.get
             for k in keys:
@@ -365,11 +373,11 @@ class LookupOperator:
                     resolved[k] = rows
         else:
             need = list(keys)
-        loaded = 0
+        loads.misses = len(need)
         if need:
             t0 = time.monotonic()
             fetched = self._fetch(need)
-            loaded += len(need)
+            loads.keys += len(need)
             if self.retry is not None:
                 missing = [k for k in need if not fetched[k]]
                 for _ in range(self.retry.max_attempts):
@@ -377,19 +385,18 @@ class LookupOperator:
                         break
                     time.sleep(self.retry.fixed_delay_ms / 1000)
                     again = self._fetch(missing)
-                    loaded += len(missing)
+                    loads.keys += len(missing)
                     fetched.update(again)
                     missing = [k for k in missing if not again[k]]
-            self._load_ms = int((time.monotonic() - t0) * 1000)
-            self._load_end = now_ms()
+            loads.ms, loads.end = int((time.monotonic() - t0) * 1000), now_ms()
             resolved.update(fetched)
             if self.partial:
                 put = cache.put
                 for k in need:
                     put(k, fetched[k], now)
-        return resolved, len(need), loaded
+        return resolved
 
-    def _metrics(self, looked_up: int, misses: int, loaded: int) -> dict[str, int | None]:
+    def _metrics(self, looked_up: int, loads: _Loads) -> dict[str, int | None]:
         """The batch's metrics (see the module's docstring); resets the query counters."""
         cache, full = self.cache, self.full
         size_delta = 0
@@ -398,17 +405,17 @@ class LookupOperator:
             size_delta = cached - cache.reported_size
             cache.reported_size = cached
         c = self.counters
-        if cache is None:  # no cache, no hits: the batch's dedup is not a cache
-            misses = looked_up
+        # No cache, no hits: the batch's dedup is not a cache.
+        misses = looked_up if cache is None else loads.misses
         metrics = {
             "hitCount": looked_up - misses,
             "missCount": misses,
-            "loadCount": self._loads_before if full else loaded,
+            "loadCount": loads.table_loads if full else loads.keys,
             "numLoadFailures": c.failures,
-            "latestLoadTime": self._load_ms,
+            "latestLoadTime": loads.ms,
             "numCachedRecords": size_delta,
             "numQueries": c.queries,
-            "latestLoadEnd": self._load_end,
+            "latestLoadEnd": loads.end,
         }
         c.failures = c.queries = 0
         return metrics
