@@ -42,7 +42,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private transient Condition condition;
 
   /** A cached row. */
-  private static final class Cached {
+  private static final class Cached implements Bisect.Timed {
     final long time;
     final Object[] row;
     boolean matched;
@@ -51,6 +51,11 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       this.time = time;
       this.row = row;
       this.matched = matched;
+    }
+
+    @Override
+    public long time() {
+      return time;
     }
   }
 
@@ -144,8 +149,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       // left row: rt in [lt - upper, lt - lower]; right row: lt in [rt + lower, rt + upper]
       long from = isLeft ? t - upper : t + lower;
       long to = isLeft ? t - lower : t + upper;
-      int hi = upperBound(other, to);
-      for (int i = lowerBound(other, from); i < hi; i++) {
+      int hi = Bisect.right(other, to);
+      for (int i = Bisect.left(other, from); i < hi; i++) {
         Cached e = other.get(i);
         Object[] l = isLeft ? row : e.row;
         Object[] r = isLeft ? e.row : row;
@@ -161,7 +166,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     }
     long until = isLeft ? t - lower : t + upper; // rows of the other side may match until then
     if (watermark < until && (myOuter || !nullKey)) {
-      mine.add(upperBound(mine, t), new Cached(t, row, matched));
+      mine.add(Bisect.right(mine, t), new Cached(t, row, matched));
       return true;
     }
     if (myOuter && !matched) out.add(padded(isLeft, row));
@@ -170,8 +175,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
 
   /** Drops the cached rows whose window the watermark passed, padding unmatched outer rows. */
   private boolean expire(List<Cached> left, List<Cached> right, long watermark, List<Row> out) {
-    int n = lowerBound(left, watermark + lower); // lt - lower < W
-    int m = lowerBound(right, watermark - upper); // rt + upper < W
+    int n = Bisect.left(left, watermark + lower); // lt - lower < W
+    int m = Bisect.left(right, watermark - upper); // rt + upper < W
     if (n > 0) {
       if (lout) for (Cached e : left.subList(0, n)) if (!e.matched) out.add(padded(true, e.row));
       left.subList(0, n).clear();
@@ -217,27 +222,5 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       boolean matched = in.raw(1) != 0;
       rows.add(new Cached(t, format.read(in), matched));
     }
-  }
-
-  /** The first row with {@code time >= t} (bisect_left). */
-  private static int lowerBound(List<Cached> rows, long t) {
-    int lo = 0;
-    int hi = rows.size();
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (rows.get(mid).time < t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-  }
-
-  /** The first row with {@code time > t} (bisect_right). */
-  private static int upperBound(List<Cached> rows, long t) {
-    int lo = 0;
-    int hi = rows.size();
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (rows.get(mid).time <= t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
   }
 }

@@ -61,10 +61,10 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   }
 
   /** A version: the build row from {@code time} on, or null (deleted from then on). */
-  private record Version(long time, Object[] row) {}
+  private record Version(long time, Object[] row) implements Bisect.Timed {}
 
   /** A probe row waiting for the watermark. */
-  private record Probe(long time, Object[] row) {}
+  private record Probe(long time, Object[] row) implements Bisect.Timed {}
 
   @Override
   public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
@@ -98,7 +98,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
         if (row.getByte(sideAt) != Wire.LEFT) {
           if (nullKey) continue; // a null key never matches: nothing to keep
           Object[] value = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
-          int i = lowerBound(versions, t);
+          int i = Bisect.left(versions, t);
           if (i < versions.size() && versions.get(i).time == t) {
             versions.set(i, new Version(t, value));
           } else {
@@ -114,7 +114,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
           continue;
         }
         if (nullKey && !outer) continue; // inner: never matches, nothing to emit
-        probes.add(upperBound(probes, t), new Probe(t, lrow));
+        probes.add(Bisect.right(probes, t), new Probe(t, lrow));
         changed = true;
       }
     }
@@ -145,10 +145,10 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   /** Joins every held probe row with {@code time <= watermark} and removes it. */
   private boolean emitDue(
       List<Version> versions, List<Probe> probes, long watermark, List<Row> out) {
-    int n = upperBound(probes, watermark);
+    int n = Bisect.right(probes, watermark);
     if (n == 0) return false;
     for (Probe p : probes.subList(0, n)) {
-      int i = upperBoundVersions(versions, p.time) - 1;
+      int i = Bisect.right(versions, p.time) - 1;
       Object[] rrow = i >= 0 ? versions.get(i).row : null;
       if (rrow != null && (condition == null || condition.test(p.row, rrow))) {
         out.add(Rows.output(Wire.INSERT, p.row, lf.width, rrow, rf.width));
@@ -162,7 +162,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
 
   /** Drops the versions older than the latest one with {@code time <= watermark}. */
   private static boolean prune(List<Version> versions, long watermark) {
-    int keep = upperBoundVersions(versions, watermark) - 1;
+    int keep = Bisect.right(versions, watermark) - 1;
     if (keep <= 0) return false;
     versions.subList(0, keep).clear();
     return true;
@@ -239,40 +239,5 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       long t = in.zigzag();
       probes.add(new Probe(t, lf.read(in)));
     }
-  }
-
-  // -- bisect ------------------------------------------------------------------------------------
-
-  /** The first version with {@code time >= t} (Python's bisect_left). */
-  private static int lowerBound(List<Version> versions, long t) {
-    int lo = 0;
-    int hi = versions.size();
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (versions.get(mid).time < t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-  }
-
-  /** The first version with {@code time > t} (bisect_right). */
-  private static int upperBoundVersions(List<Version> versions, long t) {
-    int lo = 0;
-    int hi = versions.size();
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (versions.get(mid).time <= t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-  }
-
-  /** The first probe with {@code time > t} (bisect_right). */
-  private static int upperBound(List<Probe> probes, long t) {
-    int lo = 0;
-    int hi = probes.size();
-    while (lo < hi) {
-      int mid = (lo + hi) >>> 1;
-      if (probes.get(mid).time <= t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
   }
 }
