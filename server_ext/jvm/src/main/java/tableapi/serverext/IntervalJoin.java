@@ -30,11 +30,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private final boolean emptyWindow;
   private final boolean lout;
   private final boolean rout;
-  private final int sideAt;
-  private final int kindAt;
-  private final int seqAt;
-  private final int leftAt;
-  private final int rightAt;
+  private final InputUnion union;
   private final int timeAt;
 
   private transient RowCodec.RowFormat lf;
@@ -66,11 +62,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.emptyWindow = lowerMs > upperMs;
     this.lout = spec.kind.equals("left") || spec.kind.equals("full");
     this.rout = spec.kind.equals("right") || spec.kind.equals("full");
-    this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = Rows.optional(input, Wire.KIND);
-    this.seqAt = Rows.optional(input, Wire.SEQ);
-    this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
-    this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
+    this.union = InputUnion.twoInputs(input);
     this.timeAt = input.fieldIndex(Wire.TIME);
   }
 
@@ -98,14 +90,13 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     boolean changed = expire(left, right, watermark, out);
     if (!state.hasTimedOut()) {
       boolean nullKey = Rows.neverMatches(key, spec.nullSafe);
-      for (Row row : Rows.ordered(rows, seqAt)) {
-        byte kind = Rows.kind(row, kindAt);
+      for (Row row : union.ordered(rows)) {
+        byte kind = union.kind(row);
         if (kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE) {
           throw Rows.notInsertOnly("interval join", kind);
         }
-        boolean isLeft = row.getByte(sideAt) == Wire.LEFT;
-        Object[] values = isLeft ? Rows.fields(row, leftAt, lf.width)
-            : Rows.fields(row, rightAt, rf.width);
+        boolean isLeft = union.isLeft(row);
+        Object[] values = union.fields(row, isLeft ? lf.width : rf.width);
         if (row.isNullAt(timeAt) || emptyWindow) {
           if (isLeft ? lout : rout) out.add(padded(isLeft, values));
           continue;

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.GroupState;
 import org.apache.spark.sql.types.StructType;
 
@@ -28,11 +27,7 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
   private static final long serialVersionUID = 1L;
 
   protected final JoinSpec spec;
-  private final int sideAt;
-  private final int kindAt;
-  private final int seqAt;
-  private final int leftAt;
-  private final int rightAt;
+  private final InputUnion union;
 
   // Built on first use in each executor (not serialized).
   private transient RowCodec codec;
@@ -42,11 +37,7 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
 
   JoinFunction(JoinSpec spec, StructType input) {
     this.spec = spec;
-    this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = Rows.optional(input, Wire.KIND);
-    this.seqAt = Rows.optional(input, Wire.SEQ);
-    this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
-    this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
+    this.union = InputUnion.twoInputs(input);
   }
 
   /** The operator for {@code spec}: Flink's StreamingJoinOperator or its semi/anti twin. */
@@ -70,36 +61,34 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
       expire(state);
       return Collections.emptyIterator();
     }
-    List<Row> ordered = Rows.ordered(rows, seqAt);
+    List<Row> ordered = union.ordered(rows);
     List<Row> out = new ArrayList<>();
-    if (neverMatches(key)) {
+    if (Rows.neverMatches(key, spec.nullSafe)) {
       for (Row row : ordered) {
-        if (row.getByte(sideAt) == Wire.LEFT) {
-          unmatchedLeft(record(row, leftAt, lv), Rows.kind(row, kindAt), out);
+        if (union.isLeft(row)) {
+          unmatchedLeft(union.fields(row, lv.width), union.kind(row), out);
         } else {
-          unmatchedRight(record(row, rightAt, rv), Rows.kind(row, kindAt), out);
+          unmatchedRight(union.fields(row, rv.width), union.kind(row), out);
         }
       }
       return out.iterator();
     }
 
     long now = spec.hasTtl() ? state.getCurrentProcessingTimeMs() : -1;
-    Map<Object, SideView.Entry> left = new LinkedHashMap<>();
-    Map<Object, SideView.Entry> right = new LinkedHashMap<>();
     boolean stored = state.exists();
-    if (stored) codec.decode(state.get(), lv, left, rv, right);
-    boolean dirty = lv.prune(left, now) | rv.prune(right, now);
+    Entries entries = new Entries();
+    boolean dirty = stored && entries.load(state.get(), now);
     for (Row row : ordered) {
-      byte kind = Rows.kind(row, kindAt);
-      if (row.getByte(sideAt) == Wire.LEFT) {
-        processLeft(record(row, leftAt, lv), kind, left, right, now, out);
+      byte kind = union.kind(row);
+      if (union.isLeft(row)) {
+        processLeft(union.fields(row, lv.width), kind, entries, now, out);
       } else {
-        processRight(record(row, rightAt, rv), kind, left, right, now, out);
+        processRight(union.fields(row, rv.width), kind, entries, now, out);
       }
     }
     // Any row changes its own side, and the other side's associations on outer sides: the
     // one binary value is written when either changed.
-    save(state, stored, left, right, dirty || !ordered.isEmpty(), now);
+    save(state, stored, entries, dirty || !ordered.isEmpty(), now);
     return out.iterator();
   }
 
@@ -107,45 +96,34 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
   private void expire(GroupState<byte[]> state) {
     if (!state.exists()) return;
     long now = state.getCurrentProcessingTimeMs();
-    Map<Object, SideView.Entry> left = new LinkedHashMap<>();
-    Map<Object, SideView.Entry> right = new LinkedHashMap<>();
-    codec.decode(state.get(), lv, left, rv, right);
-    boolean dirty = lv.prune(left, now) | rv.prune(right, now);
-    save(state, true, left, right, dirty, now);
+    Entries entries = new Entries();
+    boolean dirty = entries.load(state.get(), now);
+    save(state, true, entries, dirty, now);
+  }
+
+  /** A key's stored entries, both sides in state order, as the hooks read and change them. */
+  final class Entries {
+    final Map<Object, SideView.Entry> left = new LinkedHashMap<>();
+    final Map<Object, SideView.Entry> right = new LinkedHashMap<>();
+
+    /** Decodes the key's state value, dropping the entries past their TTL (true if any). */
+    private boolean load(byte[] value, long now) {
+      codec.decode(value, lv, left, rv, right);
+      return lv.prune(left, now) | rv.prune(right, now);
+    }
   }
 
   private void save(
-      GroupState<byte[]> state,
-      boolean stored,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      boolean dirty,
-      long now) {
-    if (left.isEmpty() && right.isEmpty()) {
+      GroupState<byte[]> state, boolean stored, Entries entries, boolean dirty, long now) {
+    if (entries.left.isEmpty() && entries.right.isEmpty()) {
       if (stored) state.remove();
       return;
     }
-    if (dirty) state.update(codec.encode(left, right));
+    if (dirty) state.update(codec.encode(entries.left, entries.right));
     if (spec.hasTtl()) { // the timeout is reset on every call: set it again
-      long last = Math.max(lv.lastExpiry(left), rv.lastExpiry(right));
+      long last = Math.max(lv.lastExpiry(entries.left), rv.lastExpiry(entries.right));
       if (last > now) state.setTimeoutDuration(last - now);
     }
-  }
-
-  /** Flink's filterNulls: a null in a key that is not null-safe never equals anything. */
-  private boolean neverMatches(Row key) {
-    boolean[] safe = spec.nullSafe;
-    for (int i = 0; i < key.length(); i++) {
-      if (key.isNullAt(i) && (i >= safe.length || !safe[i])) return true;
-    }
-    return false;
-  }
-
-  private static Object[] record(Row row, int at, SideView view) {
-    Row struct = row.getStruct(at);
-    Object[] values = new Object[view.width];
-    for (int i = 0; i < values.length; i++) values[i] = struct.get(i);
-    return values;
   }
 
   /** The entries of the other side's map that {@code row} joins with (residual applied). */
@@ -163,35 +141,19 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
 
   /** An output row: {@code __kind}, then the given fields (null for a missing side). */
   protected final Row output(byte kind, Object[] left, Object[] right, int rightWidth) {
-    int lw = lv.width;
-    Object[] values = new Object[1 + lw + rightWidth];
-    values[0] = kind;
-    if (left != null) System.arraycopy(left, 0, values, 1, lw);
-    if (right != null) System.arraycopy(right, 0, values, 1 + lw, rightWidth);
-    return RowFactory.create(values);
+    return Rows.output(kind, left, lv.width, right, rightWidth);
   }
 
   protected static boolean accumulates(byte kind) {
     return kind == Wire.INSERT || kind == Wire.UPDATE_AFTER;
   }
 
-  // Subclass hooks.
-  abstract void processLeft(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out);
+  // Subclass hooks: one row of the key, given its fields; now is -1 without a TTL.
+  abstract void processLeft(Object[] row, byte kind, Entries entries, long now, List<Row> out);
 
-  abstract void processRight(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out);
+  abstract void processRight(Object[] row, byte kind, Entries entries, long now, List<Row> out);
 
+  /** A row whose key never matches (Flink's filterNulls): nothing is stored. */
   abstract void unmatchedLeft(Object[] row, byte kind, List<Row> out);
 
   abstract void unmatchedRight(Object[] row, byte kind, List<Row> out);

@@ -30,10 +30,7 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
   private final String timeZone;
   private final boolean java8Time;
   private final int width;
-  private final int sideAt;
-  private final int kindAt;
-  private final int seqAt;
-  private final int[] structAt;
+  private final InputUnion union;
 
   private transient RowCodec.RowFormat[] formats;
   private transient Condition[] matches;
@@ -62,13 +59,7 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
     int w = 0;
     for (StructType s : inputs) w += s.fields().length;
     this.width = w;
-    this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = Rows.optional(input, Wire.KIND);
-    this.seqAt = Rows.optional(input, Wire.SEQ);
-    this.structAt = new int[inputs.length];
-    for (int i = 0; i < inputs.length; i++) {
-      structAt[i] = input.fieldIndex(Wire.INPUT_PREFIX + i);
-    }
+    this.union = InputUnion.inputs(input, inputs.length);
   }
 
   private void init() {
@@ -105,13 +96,13 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
       for (Map<Values.Tuple, Entry> t : tables) t.values().removeIf(e -> e.written + ttlMs <= now);
     }
     Map<Values.Tuple, long[]> before = result(tables);
-    for (Row row : Rows.ordered(rows, seqAt)) {
-      int side = row.getByte(sideAt);
-      Object[] record = Rows.fields(row, structAt[side], formats[side].width);
+    for (Row row : union.ordered(rows)) {
+      int side = union.side(row);
+      Object[] record = union.fields(row, formats[side].width);
       Values.Tuple k = new Values.Tuple(record);
       Map<Values.Tuple, Entry> table = tables.get(side);
       Entry e = table.get(k);
-      byte kind = Rows.kind(row, kindAt);
+      byte kind = union.kind(row);
       if (kind == Wire.INSERT || kind == Wire.UPDATE_AFTER) {
         if (e != null) {
           e.count += 1;

@@ -22,25 +22,13 @@ final class RegularJoin extends JoinFunction {
   }
 
   @Override
-  void processLeft(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out) {
-    process(row, kind, left, right, lv, rv, true, now, out);
+  void processLeft(Object[] row, byte kind, Entries entries, long now, List<Row> out) {
+    process(row, kind, entries.left, entries.right, lv, rv, true, now, out);
   }
 
   @Override
-  void processRight(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out) {
-    process(row, kind, right, left, rv, lv, false, now, out);
+  void processRight(Object[] row, byte kind, Entries entries, long now, List<Row> out) {
+    process(row, kind, entries.right, entries.left, rv, lv, false, now, out);
   }
 
   @Override

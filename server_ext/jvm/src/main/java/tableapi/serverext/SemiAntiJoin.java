@@ -1,7 +1,6 @@
 package tableapi.serverext;
 
 import java.util.List;
-import java.util.Map;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.StructType;
 
@@ -26,34 +25,22 @@ final class SemiAntiJoin extends JoinFunction {
   }
 
   @Override
-  void processLeft(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out) {
+  void processLeft(Object[] row, byte kind, Entries entries, long now, List<Row> out) {
     int n = 0;
-    for (SideView.Entry e : matches(right, row, true)) n += e.count;
+    for (SideView.Entry e : matches(entries.right, row, true)) n += e.count;
     if ((n == 0) == anti) out.add(output(kind, row, null, 0));
     if (accumulates(kind)) {
-      lv.add(left, row, n, now);
+      lv.add(entries.left, row, n, now);
     } else {
-      lv.retract(left, row, now);
+      lv.retract(entries.left, row, now);
     }
   }
 
   @Override
-  void processRight(
-      Object[] row,
-      byte kind,
-      Map<Object, SideView.Entry> left,
-      Map<Object, SideView.Entry> right,
-      long now,
-      List<Row> out) {
-    List<SideView.Entry> matches = matches(left, row, false);
+  void processRight(Object[] row, byte kind, Entries entries, long now, List<Row> out) {
+    List<SideView.Entry> matches = matches(entries.left, row, false);
     if (accumulates(kind)) {
-      rv.add(right, row, -1, now);
+      rv.add(entries.right, row, -1, now);
       byte first = anti ? Wire.DELETE : kind;
       for (SideView.Entry e : matches) {
         int before = e.assoc;
@@ -65,7 +52,7 @@ final class SemiAntiJoin extends JoinFunction {
       }
       return;
     }
-    rv.retract(right, row, now);
+    rv.retract(entries.right, row, now);
     byte last = anti ? Wire.INSERT : kind;
     for (SideView.Entry e : matches) {
       int before = e.assoc;

@@ -29,11 +29,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private final JoinSpec spec;
   private final boolean event;
   private final boolean outer;
-  private final int sideAt;
-  private final int kindAt;
-  private final int seqAt;
-  private final int leftAt;
-  private final int rightAt;
+  private final InputUnion union;
   private final int timeAt;
 
   private transient RowCodec.RowFormat lf;
@@ -44,11 +40,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.spec = spec;
     this.event = event;
     this.outer = spec.kind.equals("left");
-    this.sideAt = input.fieldIndex(Wire.SIDE);
-    this.kindAt = Rows.optional(input, Wire.KIND);
-    this.seqAt = Rows.optional(input, Wire.SEQ);
-    this.leftAt = input.fieldIndex(Wire.LEFT_ROW);
-    this.rightAt = input.fieldIndex(Wire.RIGHT_ROW);
+    this.union = InputUnion.twoInputs(input);
     this.timeAt = input.fieldIndex(Wire.TIME);
   }
 
@@ -71,7 +63,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     init();
     List<Row> out = new ArrayList<>();
     if (!event) {
-      processing(Rows.ordered(rows, seqAt), Rows.neverMatches(key, spec.nullSafe), state, out);
+      processing(union.ordered(rows), Rows.neverMatches(key, spec.nullSafe), state, out);
       return out.iterator();
     }
     long watermark = state.getCurrentWatermarkMs();
@@ -87,17 +79,17 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     boolean changed = false;
     if (!state.hasTimedOut()) {
       boolean nullKey = Rows.neverMatches(key, spec.nullSafe);
-      for (Row row : Rows.ordered(rows, seqAt)) {
+      for (Row row : union.ordered(rows)) {
         if (row.isNullAt(timeAt)) {
           throw new IllegalArgumentException(
               "temporal join: a row without a time (__t is null); event-time temporal joins"
                   + " need the time attribute of both inputs to be NOT NULL");
         }
         long t = row.getLong(timeAt);
-        byte kind = Rows.kind(row, kindAt);
-        if (row.getByte(sideAt) != Wire.LEFT) {
+        byte kind = union.kind(row);
+        if (!union.isLeft(row)) {
           if (nullKey) continue; // a null key never matches: nothing to keep
-          Object[] value = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
+          Object[] value = retracts(kind) ? null : union.fields(row, rf.width);
           int i = Bisect.left(versions, t);
           if (i < versions.size() && versions.get(i).time == t) {
             versions.set(i, new Version(t, value));
@@ -108,7 +100,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
           continue;
         }
         if (retracts(kind)) throw probeRetracts(kind);
-        Object[] lrow = Rows.fields(row, leftAt, lf.width);
+        Object[] lrow = union.fields(row, lf.width);
         if (t < watermark) {
           out.add(Rows.output(LATE, lrow, lf.width, null, rf.width));
           continue;
@@ -174,15 +166,15 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     boolean loaded = false;
     boolean wrote = false;
     for (Row row : ordered) {
-      byte kind = Rows.kind(row, kindAt);
-      if (row.getByte(sideAt) != Wire.LEFT) {
+      byte kind = union.kind(row);
+      if (!union.isLeft(row)) {
         if (nullKey) continue;
-        current = retracts(kind) ? null : Rows.fields(row, rightAt, rf.width);
+        current = retracts(kind) ? null : union.fields(row, rf.width);
         loaded = wrote = true;
         continue;
       }
       if (retracts(kind)) throw probeRetracts(kind);
-      Object[] lrow = Rows.fields(row, leftAt, lf.width);
+      Object[] lrow = union.fields(row, lf.width);
       Object[] rrow = null;
       if (!nullKey) {
         if (!loaded) {
