@@ -15,6 +15,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
@@ -216,12 +217,8 @@ public final class Harness {
       ArrayNode emitted) {
     MemoryGroupState state =
         new MemoryGroupState(states.get(k), timedOut, now, processing, event, watermark);
-    Iterator<Row> out;
-    try {
-      out = op.fn().call(new GenericRowWithSchema(k.values, keys), rows, state);
-    } catch (Exception e) {
-      throw new RuntimeException(e);
-    }
+    Row key = new GenericRowWithSchema(k.values, keys);
+    Iterator<Row> out = callKeeping(op.fn(), key, rows, k, state, states, timeoutAt);
     ArrayNode keyed = NODES.arrayNode();
     for (int i = 0; i < keys.fields().length; i++) {
       keyed.add(toJson(k.values[i], keys.fields()[i].dataType()));
@@ -229,6 +226,26 @@ public final class Harness {
     ArrayNode produced = NODES.arrayNode();
     while (out.hasNext()) produced.add(toJsonAny(out.next(), op.output()));
     if (!produced.isEmpty()) emitted.add(NODES.arrayNode().add(keyed).add(produced));
+  }
+
+  /**
+   * One flatMapGroupsWithState call of {@code fn} for key {@code k}, then what it left: the
+   * key's state value and timeout (both gone when unset, as Spark's GroupStateImpl resets them).
+   */
+  private static Iterator<Row> callKeeping(
+      FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> fn,
+      Row key,
+      Iterator<Row> rows,
+      Values.Tuple k,
+      MemoryGroupState state,
+      Map<Values.Tuple, byte[]> states,
+      Map<Values.Tuple, Long> timeoutAt) {
+    Iterator<Row> out;
+    try {
+      out = fn.call(key, rows, state);
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
     if (state.value() == null) {
       states.remove(k);
     } else {
@@ -239,6 +256,7 @@ public final class Harness {
     } else {
       timeoutAt.remove(k);
     }
+    return out;
   }
 
   /** An output row with its kind as a name ({@code LATE} for the temporal join's 9). */
@@ -291,23 +309,8 @@ public final class Harness {
       ArrayNode emitted,
       StructType output) {
     MemoryGroupState state = new MemoryGroupState(states.get(k), timedOut, now, timeouts);
-    Iterator<Row> out;
-    try {
-      out = fn.call(key, rows, state);
-    } catch (Exception e) {
-      throw new RuntimeException(e);
-    }
+    Iterator<Row> out = callKeeping(fn, key, rows, k, state, states, timeoutAt);
     while (out.hasNext()) emitted.add(toJson(out.next(), output));
-    if (state.value() == null) {
-      states.remove(k);
-    } else {
-      states.put(k, state.value());
-    }
-    if (state.timeoutAt >= 0) {
-      timeoutAt.put(k, state.timeoutAt);
-    } else {
-      timeoutAt.remove(k);
-    }
   }
 
   private static ArrayNode toJson(Row row, StructType output) {
