@@ -26,44 +26,95 @@ from tableapi.types import BOOLEAN, DataType, RowType, type_of_value
 
 
 class Expression:
-    """Base of all expression nodes; carries the fluent operators (PyFlink names)."""
+    """Base of all expression nodes; carries the fluent operators (PyFlink names).
+
+    >>> col("amount") * 2 + 1
+    call('plus', call('times', col('amount'), lit(2)), lit(1))
+    >>> str((col("amount") > 10) & col("currency").is_not_null)
+    '((amount > 10) AND (currency IS NOT NULL))'
+    """
 
     # -- tree protocol ---------------------------------------------------------------------
     def children(self) -> tuple[Expression, ...]:
+        """The operands, in order (none for a column or a literal).
+
+        >>> (col("amount") + 1).children()
+        (col('amount'), lit(1))
+        """
         return ()
 
     def with_children(self, children: tuple[Expression, ...]) -> Expression:
+        """This node over other operands (what :meth:`transform` rebuilds with).
+
+        >>> (col("amount") + 1).with_children((col("price"), lit(2)))
+        call('plus', col('price'), lit(2))
+        """
         return self
 
     def type_in(self, row: RowType) -> DataType:
-        """The type of this expression over input columns ``row``; raises on bad input."""
+        """The type of this expression over input columns ``row``; raises on bad input.
+
+        >>> (col("amount") * 2).type_in(orders.row_type)
+        DataType('INT')
+        """
         raise NotImplementedError
 
     def walk(self) -> Iterator[Expression]:
-        """This node and all below it, parents first."""
+        """This node and all below it, parents first.
+
+        >>> list((col("amount") + 1).walk())
+        [call('plus', col('amount'), lit(1)), col('amount'), lit(1)]
+        """
         yield self
         for child in self.children():
             yield from child.walk()
 
     def transform(self, fn: Callable[[Expression], Expression | None]) -> Expression:
-        """Rebuild bottom-up; ``fn`` returns a replacement node or None to keep it."""
+        """Rebuild bottom-up; ``fn`` returns a replacement node or None to keep it.
+
+        >>> e = col("amount") * col("rate")
+        >>> e.transform(lambda x: lit(1.0) if x.same_as(col("rate")) else None)
+        call('times', col('amount'), lit(1.0))
+        """
         rebuilt = self.with_children(tuple(c.transform(fn) for c in self.children()))
         replaced = fn(rebuilt)
         return rebuilt if replaced is None else replaced
 
     def column_names(self) -> set[str]:
+        """The names of the columns this expression reads.
+
+        >>> sorted((col("amount") * col("rate") + 1).column_names())
+        ['amount', 'rate']
+        """
         return {e.name for e in self.walk() if isinstance(e, Column)}
 
     @property
     def output_name(self) -> str | None:
-        """The column name a projection of this expression gets, if it implies one."""
+        """The column name a projection of this expression gets, if it implies one.
+
+        >>> col("price").output_name, (col("price") * 2).output_name
+        ('price', None)
+        >>> (col("price") * 2).alias("p2").output_name
+        'p2'
+        """
         return None
 
     def key(self) -> tuple[Any, ...]:
-        """A structural identity (``==`` builds an expression, so it cannot be equality)."""
+        """A structural identity (``==`` builds an expression, so it cannot be equality).
+
+        >>> (col("amount") + 1).key()
+        ('Call', 'plus', ('Column', 'amount'), ('Literal', '1', 'INT NOT NULL'))
+        """
         return (type(self).__name__, *(c.key() for c in self.children()))
 
     def same_as(self, other: Expression) -> bool:
+        """Whether both are the same expression tree (compares :meth:`key`).
+
+        >>> (col("amount") + 1).same_as(col("amount") + 1)
+        True
+        >>> (col("amount") + 1).same_as(col("amount") + 2)
+        False
+        """
         return self.key() == other.key()
 
     def __hash__(self) -> int:
@@ -141,23 +192,51 @@ class Expression:
 
     # -- named methods (PyFlink's Expression API) ---------------------------------------------
     def alias(self, name: str) -> Expression:
-        """Name the result: ``(col("a") + 1).alias("b")``."""
+        """Name the result: ``(col("a") + 1).alias("b")``.
+
+        >>> col("price").alias("cost")
+        col('price').alias('cost')
+        >>> products.select((col("price") * 2).alias("double_price")).column_names
+        ('double_price',)
+        """
         return Alias(self, name)
 
     def cast(self, data_type: str | DataType) -> Expression:
-        """``col("ts").cast("TIMESTAMP(3)")``."""
+        """``col("ts").cast("TIMESTAMP(3)")``.
+
+        >>> col("amount").cast("BIGINT")
+        col('amount').cast('BIGINT')
+        >>> orders.select(col("o_rowtime").cast("TIMESTAMP(3)").alias("ts")).row_type
+        RowType(ts TIMESTAMP(3))
+        """
         return Cast(self, DataType.parse(data_type))
 
     def between(self, lower: object, upper: object) -> Expression:
-        """Inclusive range test: ``col("t").between(col("s") - lit(4).hours, col("s"))``."""
+        """Inclusive range test: ``col("t").between(col("s") - lit(4).hours, col("s"))``.
+
+        >>> print(orders.where(col("amount").between(1, 10)).explain().splitlines()[1])
+        LogicalFilter(condition=[(amount BETWEEN 1 AND 10)])
+        """
         return Call("between", (self, _expr(lower), _expr(upper)))
 
     def not_between(self, lower: object, upper: object) -> Expression:
+        """Outside the inclusive range (the negation of :meth:`between`).
+
+        >>> str(col("amount").not_between(1, 10))
+        '(amount NOT BETWEEN 1 AND 10)'
+        """
         return Call("not_between", (self, _expr(lower), _expr(upper)))
 
     def in_(self, *values: object) -> Expression:
         """Membership in literal values, or in a one-column table: ``col("id").in_(t)``
-        (a semi join; ``~col("id").in_(t)`` is NOT IN, Flink's null-aware anti join)."""
+        (a semi join; ``~col("id").in_(t)`` is NOT IN, Flink's null-aware anti join).
+
+        >>> str(col("currency").in_("EUR", "USD"))
+        "(currency IN ('EUR', 'USD'))"
+        >>> print(orders.where(col("product_id").in_(products.select(col("id")))).explain()
+        ...       .splitlines()[1])
+        LogicalFilter(condition=[(product_id IN <table id>)])
+        """
         if len(values) == 1 and hasattr(values[0], "_plan"):
             return InTable(self, values[0]._plan)
         if not values:
@@ -165,90 +244,205 @@ class Expression:
         return Call("in", (self, *(_expr(v) for v in values)))
 
     def like(self, pattern: object) -> Expression:
+        """SQL ``LIKE``: ``%`` matches any characters, ``_`` one.
+
+        >>> print(products.where(col("name").like("p%")).explain().splitlines()[1])
+        LogicalFilter(condition=[(name LIKE 'p%')])
+        """
         return Call("like", (self, _expr(pattern)))
 
     def is_not_distinct_from(self, o: object) -> Expression:
-        """Equality that treats two NULLs as equal (join keys that may be NULL)."""
+        """Equality that treats two NULLs as equal (join keys that may be NULL).
+
+        >>> str(col("currency").is_not_distinct_from(col("r_currency")))
+        '(currency IS NOT DISTINCT FROM r_currency)'
+        """
         return Call("is_not_distinct_from", (self, _expr(o)))
 
     def is_distinct_from(self, o: object) -> Expression:
+        """Inequality that treats two NULLs as equal (NULL and a value are distinct).
+
+        >>> str(col("currency").is_distinct_from("EUR"))
+        "(currency IS DISTINCT FROM 'EUR')"
+        """
         return Call("is_distinct_from", (self, _expr(o)))
 
     def substring(self, begin: object, length: object | None = None) -> Expression:
+        """``length`` characters (or all the rest) from position ``begin``, counted from 1.
+
+        >>> str(col("name").substring(1, 3))
+        'SUBSTRING(name, 1, 3)'
+        """
         args = (self, _expr(begin)) + (() if length is None else (_expr(length),))
         return Call("substring", args)
 
     def trim(self) -> Expression:
+        """The string without leading and trailing spaces.
+
+        >>> products.select(col("name").trim().alias("name")).row_type
+        RowType(name STRING)
+        """
         return Call("trim", (self,))
 
     def round(self, places: int = 0) -> Expression:
+        """The number rounded to ``places`` decimal places.
+
+        >>> products.select(col("price").round(1).alias("price")).row_type
+        RowType(price DOUBLE)
+        """
         return Call("round", (self, _expr(places)))
 
     def power(self, exponent: object) -> Expression:
+        """This number raised to ``exponent``.
+
+        >>> str(col("price").power(2))
+        'POWER(price, 2)'
+        """
         return Call("power", (self, _expr(exponent)))
 
     def date_format(self, pattern: str) -> Expression:
+        """The timestamp as a string in a Java date pattern such as ``yyyy-MM-dd HH:mm``.
+
+        >>> orders.select(col("o_rowtime").date_format("yyyy-MM-dd").alias("day")).row_type
+        RowType(day STRING)
+        """
         return Call("date_format", (self, _expr(pattern)))
 
     @property
     def is_null(self) -> Expression:
+        """``IS NULL``.
+
+        >>> str(col("currency").is_null)
+        '(currency IS NULL)'
+        """
         return Call("is_null", (self,))
 
     @property
     def is_not_null(self) -> Expression:
+        """``IS NOT NULL``.
+
+        >>> print(products.where(col("name").is_not_null).explain().splitlines()[1])
+        LogicalFilter(condition=[(name IS NOT NULL)])
+        """
         return Call("is_not_null", (self,))
 
     @property
     def upper_case(self) -> Expression:
+        """The string in upper case.
+
+        >>> str(col("name").upper_case)
+        'UPPER(name)'
+        """
         return Call("upper", (self,))
 
     @property
     def lower_case(self) -> Expression:
+        """The string in lower case.
+
+        >>> products.select(col("name").lower_case.alias("name")).row_type
+        RowType(name STRING)
+        """
         return Call("lower", (self,))
 
     @property
     def char_length(self) -> Expression:
+        """The number of characters of the string.
+
+        >>> products.select(col("name").char_length.alias("n")).row_type
+        RowType(n INT)
+        """
         return Call("char_length", (self,))
 
     @property
     def abs(self) -> Expression:
+        """The absolute value.
+
+        >>> orders.select(col("amount").abs.alias("amount")).row_type
+        RowType(amount INT)
+        """
         return Call("abs", (self,))
 
     @property
     def floor(self) -> Expression:
+        """The number rounded down.
+
+        >>> str(col("price").floor)
+        'FLOOR(price)'
+        """
         return Call("floor", (self,))
 
     @property
     def ceil(self) -> Expression:
+        """The number rounded up.
+
+        >>> products.select(col("price").ceil.alias("price")).row_type
+        RowType(price DOUBLE)
+        """
         return Call("ceil", (self,))
 
     @property
     def asc(self) -> Expression:
+        """Ascending order, for ``order_by``.
+
+        >>> print(products.order_by(col("price").asc).explain().splitlines()[1])
+        LogicalSort(sort=[price ASC])
+        """
         return Call("asc", (self,))
 
     @property
     def desc(self) -> Expression:
+        """Descending order, for ``order_by``.
+
+        >>> print(products.order_by(col("price").desc).explain().splitlines()[1])
+        LogicalSort(sort=[price DESC])
+        """
         return Call("desc", (self,))
 
     # aggregates
     @property
     def sum(self) -> Expression:
+        """Aggregate: the sum (an integral column sums to BIGINT).
+
+        >>> orders.group_by(col("currency")).select(
+        ...     col("currency"), col("amount").sum.alias("total")).row_type
+        RowType(currency STRING, total BIGINT)
+        """
         return Call("sum", (self,))
 
     @property
     def count(self) -> Expression:
+        """Aggregate: the number of non-NULL values.
+
+        >>> orders.group_by(col("currency")).select(col("order_id").count.alias("n")).row_type
+        RowType(n BIGINT NOT NULL)
+        """
         return Call("count", (self,))
 
     @property
     def avg(self) -> Expression:
+        """Aggregate: the mean.
+
+        >>> orders.group_by(col("currency")).select(col("amount").avg.alias("mean")).row_type
+        RowType(mean DOUBLE)
+        """
         return Call("avg", (self,))
 
     @property
     def min(self) -> Expression:
+        """Aggregate: the least value.
+
+        >>> products.select(col("price").min.alias("cheapest")).row_type
+        RowType(cheapest DOUBLE)
+        """
         return Call("min", (self,))
 
     @property
     def max(self) -> Expression:
+        """Aggregate: the greatest value.
+
+        >>> str(col("price").max)
+        'MAX(price)'
+        """
         return Call("max", (self,))
 
     # interval literals: lit(4).hours
@@ -265,22 +459,47 @@ class Expression:
 
     @property
     def days(self) -> Expression:
+        """An interval of this many days (``lit(1).day`` reads better for one).
+
+        >>> str(lit(2).days), str(lit(1).day)
+        ("INTERVAL '2' DAY", "INTERVAL '1' DAY")
+        """
         return self._interval("days")
 
     @property
     def hours(self) -> Expression:
+        """An interval of this many hours (also ``lit(1).hour``).
+
+        >>> str(col("o_rowtime") - lit(4).hours)
+        "(o_rowtime - INTERVAL '4' HOUR)"
+        """
         return self._interval("hours")
 
     @property
     def minutes(self) -> Expression:
+        """An interval of this many minutes (also ``lit(1).minute``).
+
+        >>> str(lit(10).minutes)
+        "INTERVAL '10' MINUTE"
+        """
         return self._interval("minutes")
 
     @property
     def seconds(self) -> Expression:
+        """An interval of this many seconds (also ``lit(1).second``).
+
+        >>> lit(5).seconds
+        lit(datetime.timedelta(seconds=5))
+        """
         return self._interval("seconds")
 
     @property
     def millis(self) -> Expression:
+        """An interval of this many milliseconds (also ``lit(1).milli``).
+
+        >>> str(lit(500).millis)
+        "INTERVAL '0.5' SECOND"
+        """
         return self._interval("milliseconds")
 
     # singular spellings as in PyFlink (lit(1).hour)
@@ -432,6 +651,9 @@ class Cast(Expression):
     def __str__(self) -> str:
         return f"CAST({self.expr} AS {self.to})"
 
+    def __repr__(self) -> str:
+        return f"{self.expr!r}.cast({str(self.to)!r})"
+
 
 @attrs.frozen(eq=False, repr=False)
 class Alias(Expression):
@@ -463,6 +685,9 @@ class Alias(Expression):
     def __str__(self) -> str:
         return f"{self.expr} AS {self.name}"
 
+    def __repr__(self) -> str:
+        return f"{self.expr!r}.alias({self.name!r})"
+
 
 @attrs.frozen(eq=False, repr=False)
 class UserFunction:
@@ -488,7 +713,12 @@ def udf(
     name: str | None = None,
     deterministic: bool = True,
 ) -> UserFunction:
-    """Wrap a Python function as a scalar function: ``udf(f, result_type="INT")``."""
+    """Wrap a Python function as a scalar function: ``udf(f, result_type="INT")``.
+
+    >>> plus_one = udf(lambda x: x + 1, result_type="BIGINT", name="plus_one")
+    >>> products.select(plus_one(col("id")).alias("next_id")).row_type
+    RowType(next_id BIGINT)
+    """
     return UserFunction(func, DataType.parse(result_type), name or func.__name__, deterministic)
 
 
@@ -547,6 +777,9 @@ class UnresolvedCall(Expression):
     def __str__(self) -> str:
         return f"{self.name}({', '.join(map(str, self.args))})"
 
+    def __repr__(self) -> str:
+        return f"call({', '.join(map(repr, (self.name, *self.args)))})"
+
 
 @attrs.frozen(eq=False, repr=False)
 class RowConstructor(Expression):
@@ -569,6 +802,9 @@ class RowConstructor(Expression):
 
     def __str__(self) -> str:
         return f"ROW({', '.join(map(str, self.fields))})"
+
+    def __repr__(self) -> str:
+        return f"row({', '.join(map(repr, self.fields))})"
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -617,14 +853,26 @@ class InTable(Expression):
 
 # -- constructors -------------------------------------------------------------------------------
 def col(name: str) -> Expression:
-    """A column reference: ``col("amount")``."""
+    """A column reference: ``col("amount")``.
+
+    >>> col("amount")
+    col('amount')
+    >>> orders.select(col("amount")).row_type
+    RowType(amount INT)
+    """
     if not isinstance(name, str) or not name:
         raise ValidationError(f"col() needs a column name, got {name!r}.")
     return Column(name)
 
 
 def lit(value: object, data_type: str | DataType | None = None) -> Expression:
-    """A literal: ``lit(4)``, ``lit("Euro")``, ``lit(4).hours``, ``lit(None, "INT")``."""
+    """A literal: ``lit(4)``, ``lit("Euro")``, ``lit(4).hours``, ``lit(None, "INT")``.
+
+    >>> lit("Euro")
+    lit('Euro')
+    >>> products.select(lit(1).alias("one"), lit(None, "STRING").alias("none")).row_type
+    RowType(one INT NOT NULL, none STRING)
+    """
     if isinstance(value, Expression):
         return value
     t = DataType.parse(data_type) if data_type is not None else type_of_value(value)
@@ -632,7 +880,13 @@ def lit(value: object, data_type: str | DataType | None = None) -> Expression:
 
 
 def call(name: str | UserFunction, *args: object) -> Expression:
-    """Call a built-in or registered function by name: ``call("UPPER", col("name"))``."""
+    """Call a built-in or registered function by name: ``call("UPPER", col("name"))``.
+
+    >>> call("UPPER", col("name"))
+    call('upper', col('name'))
+    >>> call("my_udf", col("name"))  # resolved when a table operation receives it
+    call('my_udf', col('name'))
+    """
     if isinstance(name, UserFunction):
         return name(*args)
     exprs = tuple(_expr(a) for a in args)
@@ -642,27 +896,58 @@ def call(name: str | UserFunction, *args: object) -> Expression:
 
 
 def if_then_else(condition: object, if_true: object, if_false: object) -> Expression:
-    """``IF(condition, if_true, if_false)``."""
+    """``IF(condition, if_true, if_false)``.
+
+    >>> band = if_then_else(col("price") > 5, "dear", "cheap")
+    >>> str(band)
+    "IF((price > 5), 'dear', 'cheap')"
+    >>> products.select(band.alias("band")).row_type
+    RowType(band STRING NOT NULL)
+    """
     return Call("if", (_expr(condition), _expr(if_true), _expr(if_false)))
 
 
 def coalesce(*args: object) -> Expression:
+    """The first argument that is not NULL.
+
+    >>> orders.select(coalesce(col("currency"), "EUR").alias("currency")).row_type
+    RowType(currency STRING NOT NULL)
+    """
     return Call("coalesce", tuple(_expr(a) for a in args))
 
 
 def row(*fields: object) -> Expression:
-    """Several values as one row, for multi-column IN: ``row(col("a"), col("b")).in_(t)``."""
+    """Several values as one row, for multi-column IN: ``row(col("a"), col("b")).in_(t)``.
+
+    >>> pair = row(col("product_id"), col("currency"))
+    >>> pair
+    row(col('product_id'), col('currency'))
+    >>> print(orders.where(pair.in_(products.select(col("id"), col("name")))).explain()
+    ...       .splitlines()[1])
+    LogicalFilter(condition=[(ROW(product_id, currency) IN <table id, name>)])
+    """
     if len(fields) < 2:
         raise ValidationError("row() needs at least two values; for one, use col(...).in_(t).")
     return RowConstructor(tuple(_expr(f) for f in fields))
 
 
 def concat(*args: object) -> Expression:
+    """The strings joined end to end.
+
+    >>> str(concat(col("name"), " @ ", col("price").cast("STRING")))
+    "CONCAT(name, ' @ ', CAST(price AS STRING))"
+    """
     return Call("concat", tuple(_expr(a) for a in args))
 
 
 def and_(*conditions: object) -> Expression:
-    """All of the conditions (True when none)."""
+    """All of the conditions (True when none).
+
+    >>> str(and_(col("amount") > 10, col("currency") == "EUR"))
+    "((amount > 10) AND (currency = 'EUR'))"
+    >>> and_()
+    lit(True)
+    """
     exprs = [_expr(c) for c in conditions]
     if not exprs:
         return lit(True)

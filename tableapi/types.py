@@ -76,7 +76,13 @@ _TYPE_RE = re.compile(r"^\s*([A-Za-z_ ]+?)\s*(?:\(\s*([0-9 ,]*)\s*\))?\s*(NOT NU
 
 @attrs.frozen
 class DataType:
-    """A Flink SQL type: a name, optional parameters, nullability and a time kind."""
+    """A Flink SQL type: a name, optional parameters, nullability and a time kind.
+
+    >>> products.row_type.field("price").type
+    DataType('DOUBLE')
+    >>> DataType.parse("DECIMAL(10, 2) NOT NULL").params
+    (10, 2)
+    """
 
     name: str
     params: tuple[int, ...] = ()
@@ -85,7 +91,13 @@ class DataType:
 
     @classmethod
     def parse(cls, text: str | DataType) -> DataType:
-        """Parse a Flink type string such as ``BIGINT``, ``DECIMAL(10, 2)`` or ``INT NOT NULL``."""
+        """Parse a Flink type string such as ``BIGINT``, ``DECIMAL(10, 2)`` or ``INT NOT NULL``.
+
+        >>> DataType.parse("INTEGER NOT NULL")
+        DataType('INT NOT NULL')
+        >>> DataType.parse("VARCHAR(20)"), DataType.parse("TIMESTAMP")
+        (DataType('STRING'), DataType('TIMESTAMP(6)'))
+        """
         if isinstance(text, DataType):
             return text
         match = _TYPE_RE.match(str(text))
@@ -109,36 +121,77 @@ class DataType:
     # -- properties ------------------------------------------------------------------------
     @property
     def is_numeric(self) -> bool:
+        """An integral type, DECIMAL, FLOAT or DOUBLE.
+
+        >>> DataType.parse("DECIMAL(10, 2)").is_numeric, DataType.parse("STRING").is_numeric
+        (True, False)
+        """
         return self.name in _NUMERIC_ORDER
 
     @property
     def is_integral(self) -> bool:
+        """TINYINT, SMALLINT, INT or BIGINT.
+
+        >>> [DataType.parse(t).is_integral for t in ("SMALLINT", "BIGINT", "DOUBLE")]
+        [True, True, False]
+        """
         return self.name in _INTEGRAL
 
     @property
     def is_timestamp(self) -> bool:
+        """TIMESTAMP or TIMESTAMP_LTZ, time attribute or not (DATE is not).
+
+        >>> orders.row_type.field("o_rowtime").type.is_timestamp
+        True
+        >>> DataType.parse("DATE").is_timestamp
+        False
+        """
         return self.name in ("TIMESTAMP", "TIMESTAMP_LTZ")
 
     @property
     def is_string(self) -> bool:
+        """STRING (VARCHAR and CHAR parse to it).
+
+        >>> DataType.parse("VARCHAR(10)").is_string
+        True
+        """
         return self.name == "STRING"
 
     @property
     def spark_ddl(self) -> str:
-        """This type as a Spark DDL type string."""
+        """This type as a Spark DDL type string.
+
+        >>> DataType.parse("BYTES").spark_ddl, DataType.parse("TIMESTAMP_LTZ(3)").spark_ddl
+        ('BINARY', 'TIMESTAMP')
+        """
         spark = _SPARK_NAMES[self.name]
         if self.name == "DECIMAL":
             return f"DECIMAL({self.params[0]},{self.params[1]})"
         return spark
 
     def with_nullable(self, nullable: bool) -> DataType:
+        """This type, nullable or NOT NULL.
+
+        >>> DataType.parse("INT").with_nullable(False)
+        DataType('INT NOT NULL')
+        """
         return attrs.evolve(self, nullable=nullable)
 
     def with_time_kind(self, kind: TimeKind) -> DataType:
+        """This type marked as a time attribute (or unmarked with ``TimeKind.NONE``).
+
+        >>> DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+        DataType('TIMESTAMP(3) *ROWTIME*')
+        """
         return attrs.evolve(self, time_kind=kind)
 
     def plain(self) -> DataType:
-        """This type without a time-attribute mark (what a CAST to TIMESTAMP gives)."""
+        """This type without a time-attribute mark (what a CAST to TIMESTAMP gives).
+
+        >>> rowtime = orders.row_type.field("o_rowtime").type
+        >>> rowtime, rowtime.plain()
+        (DataType('TIMESTAMP(3) *ROWTIME*'), DataType('TIMESTAMP(3)'))
+        """
         return attrs.evolve(self, time_kind=TimeKind.NONE)
 
     def __str__(self) -> str:
