@@ -13,11 +13,14 @@ Example:
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 FLINK_VERSION = "2.3.0"
@@ -112,6 +115,101 @@ def _base_python() -> str:
 def _size(path: Path) -> str:
     total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
     return f"{total / 2**20:.0f} MiB"
+
+
+# -- the lookup source for Flink (tests/conformance/flink_lookup) --------------------------------
+
+LOOKUP_SOURCE_DIR = Path(__file__).resolve().parent / "flink_lookup"
+
+
+def lookup_source_files(source: Path = LOOKUP_SOURCE_DIR) -> list[Path]:
+    """The Java sources and resources (META-INF) of the conformance lookup connector.
+
+    Example:
+        >>> [p.name for p in lookup_source_files()]
+        ['org.apache.flink.table.factories.Factory', 'FileLookupTableFactory.java']
+    """
+    return sorted(
+        (p for p in source.rglob("*") if p.is_file() and not p.name.endswith(".class")),
+        key=lambda p: p.relative_to(source).as_posix(),
+    )
+
+
+def lookup_source_hash(source: Path = LOOKUP_SOURCE_DIR) -> str:
+    """A hash of the connector's sources: its jar's name, and part of the Flink answer cache
+    key of the cases it reads (an edited source answers again).
+
+    Example:
+        >>> len(lookup_source_hash())
+        16
+    """
+    digest = hashlib.sha256()
+    for path in lookup_source_files(source):
+        digest.update(path.relative_to(source).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def ensure_lookup_jar(
+    flink_lib: Path, cache_dir: Path = VENV_DIR, source: Path = LOOKUP_SOURCE_DIR
+) -> Path:
+    """The jar of the conformance lookup connector (``'connector' = 'conformance-lookup'``),
+    compiled with ``javac`` against PyFlink's jars in `flink_lib` on first use and kept in
+    `cache_dir` under the sources' hash. Idempotent and locked like `ensure_flink_venv`.
+
+    Example:
+        >>> ensure_lookup_jar(Path(".flink-venv/lib/python3.11/site-packages/pyflink/lib"))
+        ... # doctest: +SKIP
+        PosixPath('/repo/.flink-venv/conformance-lookup-0123456789abcdef.jar')
+    """
+    jar = cache_dir / f"conformance-lookup-{lookup_source_hash(source)}.jar"
+    if jar.exists():
+        return jar
+    javac = shutil.which("javac")
+    if javac is None and os.environ.get("JAVA_HOME"):
+        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
+        javac = str(candidate) if candidate.exists() else None
+    if javac is None:
+        raise RuntimeError(
+            "the conformance suite's lookup cases need `javac` (a JDK 11+) to build Flink's "
+            f"lookup source from {source}: install one (e.g. apt-get install "
+            "openjdk-17-jdk-headless) or put it on PATH / JAVA_HOME"
+        )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / "conformance-lookup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if jar.exists():
+            return jar
+        _log(f"compiling the conformance lookup connector into {jar.name}")
+        with tempfile.TemporaryDirectory(prefix="conformance-lookup-") as tmp:
+            classes = Path(tmp) / "classes"
+            java_files = [str(p) for p in lookup_source_files(source) if p.suffix == ".java"]
+            subprocess.run(
+                [
+                    javac,
+                    "--release",
+                    "11",
+                    "-nowarn",
+                    "-cp",
+                    f"{flink_lib}/*",
+                    "-d",
+                    str(classes),
+                    *java_files,
+                ],
+                check=True,
+            )
+            partial = Path(tmp) / jar.name
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+                for path in sorted(classes.rglob("*.class")):
+                    z.write(path, path.relative_to(classes).as_posix())
+                for path in lookup_source_files(source):
+                    rel = path.relative_to(source).as_posix()
+                    if rel.startswith("META-INF/"):
+                        z.write(path, rel)
+            shutil.move(str(partial), jar.with_suffix(".tmp"))
+            os.replace(jar.with_suffix(".tmp"), jar)  # whole or not at all
+    return jar
 
 
 if __name__ == "__main__":

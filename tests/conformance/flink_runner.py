@@ -11,6 +11,9 @@ Every case runs in streaming mode with parallelism 1: each table is one file, on
 a changelog table is read in its one total order (Debezium JSON), and a bounded source ends
 with a watermark of +infinity, as the product's bounded tables do. The final table of a
 streaming run over bounded inputs is the batch answer too, so batch cases compare with it.
+A lookup table (``"lookup": true``) is a file of rows read by the ``conformance-lookup``
+connector (tests/conformance/flink_lookup), whose jar is built on first use and loaded with
+``pipeline.jars``.
 
 Standard library and PyFlink only (no tableapi here).
 """
@@ -27,8 +30,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from tests.conformance.flink_env import ensure_lookup_jar
 from tests.conformance.flink_sql import case_statements
-from tests.conformance.model import Case, apply_changelog, write_flink_file
+from tests.conformance.model import Case, apply_changelog, write_flink_file, write_lookup_file
 
 
 def encode(v: Any) -> Any:
@@ -55,6 +59,16 @@ class FlinkRunner:
 
         self._settings = EnvironmentSettings.in_streaming_mode()
         self._create = TableEnvironment.create
+        self._lookup_jar: str | None = None
+
+    def lookup_jar_url(self) -> str:
+        """The conformance-lookup connector's jar as a file:// URL (built on first use)."""
+        if self._lookup_jar is None:
+            import pyflink
+
+            lib = Path(pyflink.__file__).resolve().parent / "lib"
+            self._lookup_jar = ensure_lookup_jar(lib).resolve().as_uri()
+        return self._lookup_jar
 
     def run(self, case: Case, workdir: Path) -> dict[str, Any]:
         from pyflink.table.expressions import col
@@ -70,8 +84,12 @@ class FlinkRunner:
             paths = {}
             for t in case["tables"]:
                 directory = workdir / t["name"]
-                write_flink_file(t, directory)
-                paths[t["name"]] = str(directory)
+                if t.get("lookup"):
+                    config.set("pipeline.jars", self.lookup_jar_url())
+                    paths[t["name"]] = str(write_lookup_file(t, directory))
+                else:
+                    write_flink_file(t, directory)
+                    paths[t["name"]] = str(directory)
             ddls, sql = case_statements(case, paths)
             for statement in ddls:
                 env.execute_sql(statement)

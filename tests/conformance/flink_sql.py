@@ -9,6 +9,9 @@ by design, the query is the equivalent Flink query:
 - ``left_outer_join_lateral`` on a temporal table function with a join condition (Flink
   takes ``LEFT JOIN LATERAL TABLE(f(t)) ON TRUE`` only) -> ``LEFT JOIN R FOR SYSTEM_TIME AS OF``
   on the function's table, with the function's key as primary key: the same versions.
+- a lookup join on a ``jdbc`` table (SQLite) -> the same join on a ``conformance-lookup``
+  table (tests/conformance/flink_lookup: a file loaded by a Java ``LookupFunction``); the
+  LOOKUP and SHUFFLE_HASH hints and the lookup cache are left out (they change no answer).
 
 Example:
     >>> from tests.conformance.model import table
@@ -23,7 +26,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from tests.conformance.model import Case, Pred, Query
+from tests.conformance.model import Case, Pred, Query, output_columns
 
 
 def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> str:
@@ -40,6 +43,8 @@ def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> s
     key = t["primary_key"] if primary_key is None else primary_key
     parts = [f"`{n}` {ty}{' NOT NULL' if n in key else ''}" for n, ty in t["columns"]]
     parts += [f"`{n}` AS {expr}" for n, expr, _ in t["computed"]]
+    if t.get("proctime"):
+        parts.append(f"`{t['proctime']}` AS PROCTIME()")
     if t["rowtime"]:
         delay = t["watermark_delay_s"]
         parts.append(
@@ -49,6 +54,11 @@ def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> s
         parts.append(f"PRIMARY KEY ({', '.join(f'`{k}`' for k in key)}) NOT ENFORCED")
     fmt = "debezium-json" if t["changelog"] else "json"
     body = ",\n  ".join(parts)
+    if t.get("lookup"):  # a file of rows (model.write_lookup_file) behind a LookupFunction
+        return (
+            f"CREATE TEMPORARY TABLE `{t['name']}` (\n  {body}\n) WITH "
+            f"('connector' = 'conformance-lookup', 'path' = '{path}')"
+        )
     return (
         f"CREATE TEMPORARY TABLE `{t['name']}` (\n  {body}\n) WITH ('connector' = 'filesystem', "
         f"'path' = '{path}', 'format' = '{fmt}')"
@@ -202,7 +212,32 @@ def query_sql(case: Case, q: Query, _names: Any = None) -> str:
             f"SELECT * FROM {left} {join} `{q['table']}` FOR SYSTEM_TIME AS OF "
             f"{alias}.`{q['as_of']}` ON {cond}"
         )
+    if op == "lookup":
+        alias, dim = next(names), next(names)
+        left = f"({query_sql(case, q['input'], names)}) AS {alias}"
+        cols = ", ".join(f"`{c}`" for c, _ in output_columns(case, q))
+        join = "JOIN" if q["kind"] == "inner" else "LEFT JOIN"
+        return (
+            f"SELECT {cols} FROM {left} {join} `{q['table']}` FOR SYSTEM_TIME AS OF "
+            f"{alias}.`{q['as_of']}` AS {dim} ON {lookup_condition_sql(q)}"
+        )
     raise ValueError(f"unknown query op {op!r}")
+
+
+def lookup_condition_sql(q: Query) -> str:
+    """The ON clause of a lookup QUERY: keys, constants, dimension filters, pre-filters and
+    residuals, ANDed (Flink sorts them into lookup keys, filters and the remaining condition).
+
+    Example:
+        >>> lookup_condition_sql({"keys": [["a_k", "d_k"]], "constants": [["d_v", "x"]],
+        ...     "dim_filter": [], "pre_filter": [{"not_null": "a_v"}], "residual": []})
+        "(`a_k` = `d_k`) AND (`d_v` = 'x') AND (`a_v` IS NOT NULL)"
+    """
+    terms = [f"(`{a}` = `{b}`)" for a, b in q["keys"]]
+    terms += [f"(`{c}` = {literal_sql(v)})" for c, v in q.get("constants", [])]
+    for field in ("dim_filter", "pre_filter", "residual"):
+        terms += [pred_sql(p) for p in q.get(field, [])]
+    return " AND ".join(terms)
 
 
 def case_statements(case: Case, paths: dict[str, str]) -> tuple[list[str], str]:

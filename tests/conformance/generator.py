@@ -9,8 +9,7 @@ own watermark (each row's time is at least its table's largest time so far minus
 watermark delay plus one second), versioned tables have one row per (key, time), and a
 changelog table is one file read in order.
 
-Families: regular, changelog, interval, temporal, multiway, computed, subquery; ``lookup``
-is reserved (lookup joins are not built yet): add its generator to ``FAMILIES``.
+Families: regular, changelog, interval, temporal, multiway, computed, subquery, lookup.
 
 Example:
     >>> case = generate("regular", seed=1, n=0)
@@ -563,10 +562,115 @@ def gen_subquery(rng: random.Random, seed: int, n: int) -> Case:
     return case
 
 
+LOOKUP_TYPES = ("INT", "BIGINT", "STRING", "DOUBLE", "BOOLEAN")
+
+
 def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
-    """Reserved: lookup joins (FOR SYSTEM_TIME AS OF a PROCTIME column on a JDBC table) are
-    not built yet. Flink's side will read the dimension table from a filesystem table."""
-    raise NotImplementedError("lookup joins are not built yet: the lookup family has no cases")
+    """Lookup joins (``JOIN D FOR SYSTEM_TIME AS OF a.a_pt``) of a probe table, insert-only
+    or a changelog, with a static dimension table (1:N keys and NULLs unless it has a primary
+    key): equi keys, constant keys, dimension filters, pre-filters, residuals, computed
+    columns on both sides; caches and hints that change no answer."""
+    case = _base(rng, "lookup", seed, n)
+    changelog = rng.random() < 0.35
+    # Batch reads insert-only tables only (as Flink's batch mode does).
+    case["mode"] = "streaming" if changelog else rng.choice(["batch", "streaming"])
+    case["feed"] = rng.choice(["once", "files"])
+    key_type = rng.choice(["INT", "BIGINT", "STRING"])
+    probe_spec = TableSpec(
+        "A",
+        key_type,
+        values=rng.randint(1, 2),
+        pk=changelog and rng.random() < 0.5,
+        changelog=changelog,
+        computed=int(rng.random() < 0.2),
+        max_rows=6,
+    )
+    probe = gen_table(rng, probe_spec, LOOKUP_TYPES)
+    probe["proctime"] = "a_pt"
+    dim_spec = TableSpec("D", key_type, values=rng.randint(1, 3), pk=rng.random() < 0.3, max_rows=7)
+    dim = gen_table(rng, dim_spec, LOOKUP_TYPES)
+    if rng.random() < 0.25:
+        dim["computed"] = [_computed(rng, "d", [tuple(c) for c in dim["columns"]], 0)]
+    dim["files"] = []
+    dim["lookup"] = True
+    case["tables"] = [probe, dim]
+    kind = rng.choice(["inner", "left"])
+    probe_q = _filtered(rng, case, _scan("A"), p=0.2)
+    pc, dc = output_columns(case, probe_q), output_columns(case, _scan("D"))
+    dim_physical = [(c, t) for c, t in dim["columns"]]
+    keys: list[list[str]] = []
+    if rng.random() < 0.9:
+        keys.append(["a_k", "d_k"])
+    # a second key, or a first one from other columns (a computed probe column, a computed
+    # dimension column: computed after the fetch, Flink takes it as a key too)
+    pairs = [
+        (x, y)
+        for x, tx in pc
+        for y, ty in dc
+        if tx == ty and [x, y] not in keys and not (x == "a_k" and y == "d_k")
+    ]
+    if pairs and rng.random() < 0.25:
+        keys.append(list(rng.choice(pairs)))
+    constants: list[list[Any]] = []
+    if not keys or rng.random() < 0.2:
+        c, ty = rng.choice(dim_physical)
+        v = key_value(rng, ty, nullable=False) if c == "d_k" else value(rng, ty, False)
+        constants.append([c, v])
+    dim_filter = []
+    if rng.random() < 0.3:
+        dim_filter.append(_one_side_pred(rng, dc))
+    pre_filter = []
+    if rng.random() < (0.3 if kind == "left" else 0.15):
+        pre_filter.append(_one_side_pred(rng, pc))
+    res = []
+    while rng.random() < 0.35 and len(res) < 2:
+        p = residual(rng, pc, dc)
+        if p:
+            res.append(p)
+    hints: list[dict[str, Any]] = []
+    r = rng.random()
+    if r < 0.15:
+        hints.append({"name": "SHUFFLE_HASH", "tables": ["D"]})
+    elif r < 0.3:
+        hints.append({"name": "LOOKUP", "options": {"table": "D", "shuffle": "true"}})
+    cache = rng.choice(["NONE", "NONE", "PARTIAL", "FULL"])
+    cache_options: dict[str, str] = {}
+    if cache == "FULL":  # loaded once; no reload within a run
+        cache_options["lookup.full-cache.periodic-reload.interval"] = "1 h"
+    if cache == "PARTIAL":
+        cache_options["lookup.partial-cache.max-rows"] = rng.choice(["1", "2", "1000"])
+        if rng.random() < 0.3:
+            cache_options["lookup.partial-cache.cache-missing-key"] = "false"
+    q: Query = {
+        "op": "lookup",
+        "kind": kind,
+        "input": probe_q,
+        "table": "D",
+        "as_of": "a_pt",
+        "keys": keys,
+        "constants": constants,
+        "dim_filter": dim_filter,
+        "pre_filter": pre_filter,
+        "residual": res,
+        "hints": hints,
+        "cache": cache,
+        "cache_options": cache_options,
+    }
+    case["query"] = _projected(rng, case, q, p=0.2)
+    return case
+
+
+def _one_side_pred(rng: random.Random, columns: list[tuple[str, str]]) -> Pred:
+    """A predicate on one side's columns: a comparison with a literal, IS [NOT] NULL, an OR."""
+    c, ty = rng.choice(columns)
+    r = rng.random()
+    if r < 0.25 or category(ty) not in ("num", "str"):
+        return {"is_null": c} if rng.random() < 0.4 else {"not_null": c}
+    v: Any = rng.randint(0, 4) if category(ty) == "num" else rng.choice(["x", "y", "k1", "k2"])
+    p: Pred = {"cmp": rng.choice(["<", "<=", ">", ">=", "<>"]), "left": c, "value": v}
+    if r > 0.85:
+        p = {"or": [p, {"is_null": c}]}
+    return p
 
 
 FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
@@ -577,8 +681,9 @@ FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
     "multiway": gen_multiway,
     "computed": gen_computed,
     "subquery": gen_subquery,
+    "lookup": gen_lookup,
 }
-RESERVED = {"lookup": gen_lookup}
+RESERVED: dict[str, Callable[[random.Random, int, int], Case]] = {}  # families not built yet
 
 
 def _maybe_incremental(rng: random.Random, case: Case, p: float) -> Case:

@@ -17,7 +17,12 @@ A case is a dict::
              "computed": [["a_c", "a_v * 2", "INT"]],   # name, SQL both sides parse, type
              "changelog": False,                        # rows carry +I/-U/+U/-D kinds
              "rows": [["+I", [1, 5, "2024-01-01 00:00:01.000"]], ...],
-             "files": [2]}                              # split points for feed "files"
+             "files": [2],                              # split points for feed "files"
+             # optional (lookup family only; absent elsewhere):
+             "proctime": "a_pt",     # a `a_pt AS PROCTIME()` column: not in rows or outputs
+             "lookup": True}         # a dimension table: static, read only by lookups (the
+                                     # product: a jdbc table in SQLite; Flink: the
+                                     # conformance-lookup connector over write_lookup_file)
     FUNCTION = {"name": "Rates", "table": "R", "time": "r_rt", "key": "r_k"}  # temporal fn
 
     QUERY (one of)
@@ -35,6 +40,16 @@ A case is a dict::
       {"op": "temporal", "kind": "inner|left", "input": QUERY, "table": "R",
        "keys": [["a_k", "r_k"]], "residual": [PRED, ...], "as_of": "a_rt",
        "style": "as_of" | "function", "function": "Rates" | None}
+      {"op": "lookup", "kind": "inner|left", "input": QUERY (scans and filters of the probe
+       table: its proctime must reach the join), "table": "D", "as_of": "a_pt",
+       "keys": [["a_k", "d_k"], ...],              # probe column = dimension column
+       "constants": [["d_v", 3], ...],             # dimension column = literal (lookup keys)
+       "dim_filter": [PRED on D], "pre_filter": [PRED on the probe], "residual": [PRED, ...],
+       "hints": [{"name": "SHUFFLE_HASH", "tables": ["D"]}      # product only: they (and the
+                 | {"name": "LOOKUP", "options": {"table": "D", "shuffle": "true"}}],
+       "cache": "NONE" | "PARTIAL" | "FULL", "cache_options": {"lookup.partial-cache...": ..}}
+                                                   # cache: product only, changes no answer
+      # Output: the probe's columns (not its proctime), then D's; every term is in ON.
 
     PRED (one of)
       {"cmp": "<", "left": "a_v", "right": "b_v"}   # column op column
@@ -145,7 +160,7 @@ def output_columns(case: Case, q: Query) -> list[tuple[str, str]]:
         if q["kind"] in ("semi", "anti"):
             return left
         return left + output_columns(case, q["right"])
-    if op == "temporal":
+    if op in ("temporal", "lookup"):
         return output_columns(case, q["input"]) + table_columns(table_of(case, q["table"]))
     raise ValueError(f"unknown query op {op!r}")
 
@@ -160,7 +175,7 @@ def scanned_tables(q: Query) -> list[str]:
     """
     if q["op"] == "scan":
         return [q["table"]]
-    if q["op"] == "temporal":
+    if q["op"] in ("temporal", "lookup"):
         return [*scanned_tables(q["input"]), q["table"]]
     out: list[str] = []
     for key in ("input", "left", "right", "sub"):
@@ -332,6 +347,42 @@ def write_flink_file(t: dict[str, Any], directory: Path) -> Path:
             pending_before = None
     path = directory / "part-0.json"
     path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def lookup_field(v: Any) -> str:
+    """One value in a lookup file's line (see `write_lookup_file`).
+
+    Example:
+        >>> print(" ".join(lookup_field(v) for v in (None, True, 3, 0.5, "x")))
+        \\N true 3 0.5 x
+    """
+    if v is None:
+        return "\\N"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)  # a double's repr is its shortest exact text: Java parses it back
+    text = str(v)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def write_lookup_file(t: dict[str, Any], directory: Path) -> Path:
+    """A lookup TABLE's rows for Flink's conformance-lookup connector
+    (tests/conformance/flink_lookup): one line per row, fields tab-separated, ``\\N`` for NULL.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> t = table("D", [("d_k", "INT"), ("d_v", "STRING")], rows=[["+I", [1, None]]])
+        >>> write_lookup_file(t, d).read_text()
+        '1\\t\\\\N\\n'
+    """
+    if any(kind != "+I" for kind, _ in t["rows"]):
+        raise ValueError(f"lookup table {t['name']} is static: +I rows only")
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "rows.tsv"
+    path.write_text("".join("\t".join(map(lookup_field, v)) + "\n" for _, v in t["rows"]))
     return path
 
 

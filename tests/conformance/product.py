@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import os
+import sqlite3
 import time
 import traceback
 from pathlib import Path
@@ -19,7 +20,14 @@ from typing import Any
 
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, call, col, lit, row
 from tableapi.expressions import Expression
-from tests.conformance.model import Case, Pred, Query, product_slices, write_product_files
+from tests.conformance.model import (
+    Case,
+    Pred,
+    Query,
+    output_columns,
+    product_slices,
+    write_product_files,
+)
 
 _CMP = {
     "=": lambda a, b: a == b,
@@ -130,7 +138,68 @@ def build_query(env: TableEnvironment, case: Case, q: Query) -> Table:
         return left.temporal_join(
             env.from_path(q["table"]), cond, as_of=col(q["as_of"]), how=q["kind"]
         )
+    if op == "lookup":
+        probe = build_query(env, case, q["input"])
+        terms = [col(a) == col(b) for a, b in q["keys"]]
+        terms += [col(c) == lit(v) for c, v in q.get("constants", [])]
+        for field in ("dim_filter", "pre_filter", "residual"):
+            terms += [pred_expr(p) for p in q.get(field, [])]
+        cond = _and(terms)
+        assert cond is not None, "a lookup join has at least one key"
+        joined = probe.temporal_join(
+            env.from_path(q["table"]), cond, as_of=col(q["as_of"]), how=q["kind"]
+        )
+        for hint in q.get("hints", []):
+            joined = joined.with_hint(
+                hint["name"], *hint.get("tables", []), **hint.get("options", {})
+            )
+        # the probe's proctime is not an output (its values differ run to run)
+        return joined.select(*(col(c) for c, _ in output_columns(case, q)))
     raise ValueError(f"unknown query op {op!r}")
+
+
+_SQLITE_TYPES = {"INT": "INTEGER", "BIGINT": "INTEGER", "DOUBLE": "REAL", "BOOLEAN": "INTEGER"}
+
+
+def write_sqlite_table(t: dict[str, Any], path: Path) -> str:
+    """A lookup TABLE's rows as a SQLite table in the file `path` (booleans are 0/1 there);
+    returns the SQL table's name.
+
+    Example:
+        >>> import tempfile
+        >>> from tests.conformance.model import table
+        >>> d = Path(tempfile.mkdtemp())
+        >>> write_sqlite_table(table("D", [("d_k", "INT")], rows=[["+I", [1]]]), d / "d.db")
+        'dim_d'
+    """
+    name = f"dim_{t['name'].lower()}"
+    columns = ", ".join(f'"{n}" {_SQLITE_TYPES.get(ty, "TEXT")}' for n, ty in t["columns"])
+    with sqlite3.connect(path) as conn:
+        conn.execute(f'CREATE TABLE "{name}" ({columns})')
+        marks = ", ".join("?" for _ in t["columns"])
+        conn.executemany(f'INSERT INTO "{name}" VALUES ({marks})', [v for _, v in t["rows"]])
+    conn.close()
+    path.chmod(0o666)  # the server's workers may run as another user
+    return name
+
+
+def lookup_options(case: Case) -> dict[str, dict[str, str]]:
+    """The cache options of each lookup table, from the lookup queries that read it.
+
+    Example:
+        >>> lookup_options({"query": {"op": "lookup", "table": "D", "cache": "FULL",
+        ...                           "input": {"op": "scan", "table": "A"}}})
+        {'D': {'lookup.cache': 'FULL'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    todo = [case["query"]]
+    while todo:
+        q = todo.pop()
+        if q["op"] == "lookup":
+            options = {"lookup.cache": q.get("cache", "NONE")} | q.get("cache_options", {})
+            out[q["table"]] = options
+        todo += [q[k] for k in ("input", "left", "right", "sub") if k in q]
+    return out
 
 
 def register_tables(env: TableEnvironment, case: Case, workdir: Path) -> None:
@@ -138,12 +207,29 @@ def register_tables(env: TableEnvironment, case: Case, workdir: Path) -> None:
     ``changelog.op-column = op``), and each temporal table function. Bounded with its files
     written, except with feed "incremental": watched (``source.monitor-interval``), empty."""
     incremental = case["feed"] == "incremental"
+    cache_options = lookup_options(case)
     for t in case["tables"]:
         builder = Schema.new_builder()
         for name, ty in t["columns"]:
             builder.column(name, ty + (" NOT NULL" if name in t["primary_key"] else ""))
         for name, expr, _ in t["computed"]:
             builder.column_by_expression(name, expr)
+        if t.get("proctime"):
+            builder.column_by_expression(t["proctime"], "PROCTIME()")
+        if t.get("lookup"):  # a jdbc table in a SQLite file, static
+            if t["primary_key"]:
+                builder.primary_key(*t["primary_key"])
+            db = workdir / f"{t['name']}.db"
+            lookup = (
+                TableDescriptor.for_connector("jdbc")
+                .schema(builder.build())
+                .option("url", f"jdbc:sqlite:{db}")
+                .option("table-name", write_sqlite_table(t, db))
+            )
+            for key, value in cache_options.get(t["name"], {}).items():
+                lookup.option(key, value)
+            env.create_temporary_table(t["name"], lookup.build())
+            continue
         if t["rowtime"]:
             delay = t["watermark_delay_s"]
             builder.watermark(t["rowtime"], f"{t['rowtime']} - INTERVAL '{delay}' SECOND")
@@ -199,10 +285,11 @@ def encode(v: Any) -> Any:
 def feed_incrementally(case: Case, workdir: Path, result: Any) -> None:
     """Append the tables' files one at a time (the tables in turn), each processed before the
     next is written: every file is a micro-batch of its own."""
-    slices = {t["name"]: product_slices(t, "incremental") for t in case["tables"]}
+    tables = [t for t in case["tables"] if not t.get("lookup")]  # lookup tables: SQLite
+    slices = {t["name"]: product_slices(t, "incremental") for t in tables}
     step = 0
     while any(slices.values()):
-        for t in case["tables"]:
+        for t in tables:
             if not slices[t["name"]]:
                 continue
             text = slices[t["name"]].pop(0)

@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.compare import Comparison, compare
-from tests.conformance.flink_env import FLINK_VERSION, REPO_ROOT, VENV_DIR, ensure_flink_venv
+from tests.conformance.flink_env import (
+    FLINK_VERSION,
+    REPO_ROOT,
+    VENV_DIR,
+    ensure_flink_venv,
+    lookup_source_hash,
+)
 from tests.conformance.flink_sql import describe
 from tests.conformance.generator import describe_tables
 from tests.conformance.model import Case, dumps
@@ -46,7 +52,10 @@ def case_key(case: Case) -> str:
         True
     """
     content = {k: case.get(k) for k in ("tables", "functions", "query")}
-    text = json.dumps([FLINK_VERSION, content], sort_keys=True)
+    versions = [FLINK_VERSION]
+    if any(t.get("lookup") for t in case.get("tables", [])):  # Flink reads it with our Java
+        versions.append(lookup_source_hash())
+    text = json.dumps([*versions, content], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
