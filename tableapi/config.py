@@ -35,7 +35,11 @@ _NO_LIMIT = 1 << 30
 
 
 class TableConfig:
-    """Flink-style string options: ``env.config.set("table.exec.state.ttl", "1 h")``."""
+    """Flink-style string options: ``env.config.set("table.exec.state.ttl", "1 h")``.
+
+    >>> TableConfig().set("table.exec.state.ttl", "1 h").set("pipeline.name", "rates").to_dict()
+    {'table.exec.state.ttl': '1 h', 'pipeline.name': 'rates'}
+    """
 
     def __init__(self) -> None:
         self._values: dict[str, str] = {}
@@ -174,7 +178,12 @@ class TableConfig:
         return _choice(self._values.get(STATE_BACKEND), STATE_BACKEND, StateBackend.HASHMAP)
 
     def streaming_options(self) -> StreamingOptions:
-        """What streaming planning reads from the options."""
+        """What streaming planning reads from the options.
+
+        >>> options = TableConfig().set(STATE_TTL, "10 min").streaming_options()
+        >>> options.default_ttl_ms, options.operator_tier.value, options.state_backend.value
+        (600000, 'jvm', 'hashmap')
+        """
         return StreamingOptions(
             self.state_ttl_ms,
             self.flag(NATIVE_JOINS, True),

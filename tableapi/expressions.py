@@ -621,7 +621,7 @@ class Call(Expression):
         return f"{fn.name.upper()}({', '.join(map(str, a))})"
 
     def __repr__(self) -> str:
-        return f"call({self.name!r}, {', '.join(map(repr, self.args))})"
+        return f"call({', '.join(map(repr, (self.name, *self.args)))})"
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -65,7 +65,16 @@ class WatermarkSpec:
 
 @attrs.frozen(eq=False)
 class Schema:
-    """A table's declared schema. Build it with :meth:`new_builder`."""
+    """A table's declared schema. Build it with :meth:`new_builder`.
+
+    >>> print(env.descriptor("Products").table_schema)
+    (
+      `id` BIGINT,
+      `name` STRING,
+      `price` DOUBLE,
+      CONSTRAINT `PK_id` PRIMARY KEY (`id`) NOT ENFORCED
+    )
+    """
 
     columns: tuple[PhysicalColumn | ComputedColumn, ...]
     watermark: WatermarkSpec | None = None
@@ -73,11 +82,20 @@ class Schema:
 
     @staticmethod
     def new_builder() -> SchemaBuilder:
+        """A builder to add columns, a watermark and a primary key to, then ``build()``.
+
+        >>> Schema.new_builder().column("id", "BIGINT").column("name", "STRING").build().row_type
+        RowType(id BIGINT, name STRING)
+        """
         return SchemaBuilder()
 
     @property
     def physical_row_type(self) -> RowType:
-        """What the source reads and a sink writes: physical columns only."""
+        """What the source reads and a sink writes: physical columns only.
+
+        >>> env.descriptor("Orders").table_schema.physical_row_type.names
+        ('order_id', 'product_id', 'amount', 'currency', 'o_rowtime')
+        """
         return RowType(
             tuple(
                 Field(c.name, self._column_type(c))
@@ -88,11 +106,23 @@ class Schema:
 
     @property
     def row_type(self) -> RowType:
-        """All columns as a query sees them, with time attributes marked."""
+        """All columns as a query sees them, with time attributes marked (and primary key
+        columns NOT NULL).
+
+        >>> schema = (Schema.new_builder().column("id", "BIGINT").column("ts", "TIMESTAMP(3)")
+        ...     .watermark("ts", "ts - INTERVAL '1' SECOND").primary_key("id").build())
+        >>> schema.row_type
+        RowType(id BIGINT NOT NULL, ts TIMESTAMP(3) *ROWTIME*)
+        """
         return RowType(tuple(Field(c.name, self._column_type(c)) for c in self.columns))
 
     @property
     def computed_columns(self) -> tuple[ComputedColumn, ...]:
+        """The computed (virtual) columns, in declaration order.
+
+        >>> [str(c) for c in env.descriptor("Orders").table_schema.computed_columns]
+        ['`o_proctime` AS PROCTIME()']
+        """
         return tuple(c for c in self.columns if isinstance(c, ComputedColumn))
 
     def _column_type(self, c: PhysicalColumn | ComputedColumn) -> DataType:
@@ -105,7 +135,12 @@ class Schema:
 
     # -- persistence -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-able form; computed columns and the watermark are kept as SQL text."""
+        """A JSON-able form; computed columns and the watermark are kept as SQL text.
+
+        >>> schema = Schema.new_builder().column("a", "INT").column_by_expression("b", "a * 2")
+        >>> schema.build().to_dict()["columns"]
+        [{'name': 'a', 'type': 'INT'}, {'name': 'b', 'expr': '(a * 2)'}]
+        """
         return {
             "columns": [
                 {"name": c.name, "type": str(c.type.plain())}
@@ -121,6 +156,12 @@ class Schema:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
+        """The schema :meth:`to_dict` gave (validated again, as ``build()`` does).
+
+        >>> schema = env.descriptor("Orders").table_schema
+        >>> Schema.from_dict(schema.to_dict()).row_type == schema.row_type
+        True
+        """
         builder = cls.new_builder()
         for c in data["columns"]:
             if "expr" in c:

@@ -91,7 +91,12 @@ class TableContext(Protocol):
 
 
 class Table:
-    """A table program; nothing runs until :meth:`execute` (or :meth:`to_spark`)."""
+    """A table program; nothing runs until :meth:`execute` (or :meth:`to_spark`).
+
+    >>> expensive = products.where(col("price") > 5).select(col("name"), col("price"))
+    >>> expensive.row_type
+    RowType(name STRING, price DOUBLE)
+    """
 
     def __init__(self, plan: PlanNode, env: TableContext) -> None:
         self._plan = plan
@@ -734,13 +739,29 @@ def _rowtime_of(table: Table) -> str:
 
 
 class GroupedTable:
-    """The result of ``group_by``; call :meth:`select` with keys and aggregates."""
+    """The result of ``group_by``; call :meth:`select` with keys and aggregates.
+
+    >>> by_currency = orders.group_by(col("currency"))
+    >>> by_currency.select(col("currency"), col("order_id").count.alias("orders")).row_type
+    RowType(currency STRING, orders BIGINT NOT NULL)
+    """
 
     def __init__(self, table: Table, keys: tuple[Expression, ...]) -> None:
         self._table = table
         self._keys = keys
 
     def select(self, *fields: Field) -> Table:
+        """One row per group: group keys (a key may be an expression with an alias) and
+        aggregates; any other column is an error.
+
+        >>> day = col("o_rowtime").date_format("yyyy-MM-dd").alias("day")
+        >>> orders.group_by(day).select(col("day"), col("amount").sum.alias("total")).row_type
+        RowType(day STRING, total BIGINT)
+        >>> orders.group_by(col("currency")).select(col("amount"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Column(s) ['amount'] in amount are neither grouped ...
+        """
         t = self._table
         exprs = t._fields(fields)
         plan = t._plan
