@@ -33,9 +33,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private final InputUnion union;
   private final int timeAt;
 
-  private transient RowCodec.RowFormat lf;
-  private transient RowCodec.RowFormat rf;
-  private transient Condition condition;
+  private transient TwoSides sides; // built on first use in each executor
 
   /** A cached row. */
   private static final class Cached implements Bisect.Timed {
@@ -67,11 +65,7 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   }
 
   private void init() {
-    if (lf == null) {
-      lf = new RowCodec.RowFormat(spec.left.schema(), spec.java8Time);
-      rf = new RowCodec.RowFormat(spec.right.schema(), spec.java8Time);
-      condition = Condition.compile(spec.residualJson, spec.timeZone);
-    }
+    if (sides == null) sides = new TwoSides(spec);
   }
 
   @Override
@@ -92,11 +86,11 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       boolean nullKey = Rows.neverMatches(key, spec.nullSafe);
       for (Row row : union.ordered(rows)) {
         byte kind = union.kind(row);
-        if (kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE) {
+        if (Rows.retracts(kind)) {
           throw Rows.notInsertOnly("interval join", kind);
         }
         boolean isLeft = union.isLeft(row);
-        Object[] values = union.fields(row, isLeft ? lf.width : rf.width);
+        Object[] values = union.fields(row, isLeft ? sides.left.width : sides.right.width);
         if (row.isNullAt(timeAt) || emptyWindow) {
           if (isLeft ? lout : rout) out.add(padded(isLeft, values));
           continue;
@@ -122,8 +116,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
 
   private Row padded(boolean isLeft, Object[] values) {
     return isLeft
-        ? Rows.output(Wire.INSERT, values, lf.width, null, rf.width)
-        : Rows.output(Wire.INSERT, null, lf.width, values, rf.width);
+        ? sides.output(Wire.INSERT, values, null)
+        : sides.output(Wire.INSERT, null, values);
   }
 
   /**
@@ -145,8 +139,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
         Cached e = other.get(i);
         Object[] l = isLeft ? row : e.row;
         Object[] r = isLeft ? e.row : row;
-        if (condition == null || condition.test(l, r)) {
-          out.add(Rows.output(Wire.INSERT, l, lf.width, r, rf.width));
+        if (sides.matches(l, r)) {
+          out.add(sides.output(Wire.INSERT, l, r));
           matched = true;
           if (otherOuter && !e.matched) {
             e.matched = true;
@@ -186,8 +180,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private byte[] encode(List<Cached> left, List<Cached> right) {
     RowCodec.Out out = new RowCodec.Out(64 + 32 * (left.size() + right.size()));
     out.raw(FORMAT, 1);
-    write(out, left, lf);
-    write(out, right, rf);
+    write(out, left, sides.left);
+    write(out, right, sides.right);
     return out.bytes();
   }
 
@@ -203,8 +197,8 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private void decode(byte[] bytes, List<Cached> left, List<Cached> right) {
     RowCodec.In in = new RowCodec.In(bytes);
     if (in.raw(1) != FORMAT) throw new IllegalStateException("unknown interval state format");
-    read(in, left, lf);
-    read(in, right, rf);
+    read(in, left, sides.left);
+    read(in, right, sides.right);
   }
 
   private static void read(RowCodec.In in, List<Cached> rows, RowCodec.RowFormat format) {

@@ -144,10 +144,6 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
     return Rows.output(kind, left, lv.width, right, rightWidth);
   }
 
-  protected static boolean accumulates(byte kind) {
-    return kind == Wire.INSERT || kind == Wire.UPDATE_AFTER;
-  }
-
   // Subclass hooks: one row of the key, given its fields; now is -1 without a TTL.
   abstract void processLeft(Object[] row, byte kind, Entries entries, long now, List<Row> out);
 

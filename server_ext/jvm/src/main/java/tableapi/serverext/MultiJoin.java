@@ -103,7 +103,7 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
       Map<Values.Tuple, Entry> table = tables.get(side);
       Entry e = table.get(k);
       byte kind = union.kind(row);
-      if (kind == Wire.INSERT || kind == Wire.UPDATE_AFTER) {
+      if (Rows.accumulates(kind)) {
         if (e != null) {
           e.count += 1;
           e.written = now;

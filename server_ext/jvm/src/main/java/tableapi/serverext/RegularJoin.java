@@ -33,12 +33,12 @@ final class RegularJoin extends JoinFunction {
 
   @Override
   void unmatchedLeft(Object[] row, byte kind, List<Row> out) {
-    if (lv.outer) pad(out, accumulates(kind) ? Wire.INSERT : Wire.DELETE, row, true);
+    if (lv.outer) pad(out, Rows.accumulates(kind) ? Wire.INSERT : Wire.DELETE, row, true);
   }
 
   @Override
   void unmatchedRight(Object[] row, byte kind, List<Row> out) {
-    if (rv.outer) pad(out, accumulates(kind) ? Wire.INSERT : Wire.DELETE, row, false);
+    if (rv.outer) pad(out, Rows.accumulates(kind) ? Wire.INSERT : Wire.DELETE, row, false);
   }
 
   /** One input row against the other side: the pseudo code of Flink's processElement. */
@@ -53,7 +53,7 @@ final class RegularJoin extends JoinFunction {
       long now,
       List<Row> out) {
     List<SideView.Entry> matches = matches(theirs, row, inputIsLeft);
-    if (accumulates(kind)) {
+    if (Rows.accumulates(kind)) {
       boolean additional = ov.outer && sv.addsMatch(mine, row);
       if (sv.outer) {
         if (matches.isEmpty()) {

@@ -3,9 +3,19 @@ package tableapi.serverext;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 
-/** What the operators share over their rows: output rows, Flink's filterNulls, insert-only. */
+/** What the operators share over their rows: row kinds, output rows, filterNulls, insert-only. */
 final class Rows {
   private Rows() {}
+
+  /** +I or +U: the row is added (Flink's RowKind accumulate messages). */
+  static boolean accumulates(byte kind) {
+    return kind == Wire.INSERT || kind == Wire.UPDATE_AFTER;
+  }
+
+  /** -U or -D: the row is taken back. */
+  static boolean retracts(byte kind) {
+    return kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE;
+  }
 
   /** An output row: {@code __kind}, then the parts' fields (a null part: that many nulls). */
   static Row output(byte kind, Object[] left, int leftWidth, Object[] right, int rightWidth) {

@@ -29,7 +29,7 @@ final class SemiAntiJoin extends JoinFunction {
     int n = 0;
     for (SideView.Entry e : matches(entries.right, row, true)) n += e.count;
     if ((n == 0) == anti) out.add(output(kind, row, null, 0));
-    if (accumulates(kind)) {
+    if (Rows.accumulates(kind)) {
       lv.add(entries.left, row, n, now);
     } else {
       lv.retract(entries.left, row, now);
@@ -39,7 +39,7 @@ final class SemiAntiJoin extends JoinFunction {
   @Override
   void processRight(Object[] row, byte kind, Entries entries, long now, List<Row> out) {
     List<SideView.Entry> matches = matches(entries.left, row, false);
-    if (accumulates(kind)) {
+    if (Rows.accumulates(kind)) {
       rv.add(entries.right, row, -1, now);
       byte first = anti ? Wire.DELETE : kind;
       for (SideView.Entry e : matches) {

@@ -32,9 +32,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   private final InputUnion union;
   private final int timeAt;
 
-  private transient RowCodec.RowFormat lf;
-  private transient RowCodec.RowFormat rf;
-  private transient Condition condition;
+  private transient TwoSides sides; // built on first use in each executor
 
   TemporalJoin(JoinSpec spec, boolean event, StructType input) {
     this.spec = spec;
@@ -45,11 +43,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
   }
 
   private void init() {
-    if (lf == null) {
-      lf = new RowCodec.RowFormat(spec.left.schema(), spec.java8Time);
-      rf = new RowCodec.RowFormat(spec.right.schema(), spec.java8Time);
-      condition = Condition.compile(spec.residualJson, spec.timeZone);
-    }
+    if (sides == null) sides = new TwoSides(spec);
   }
 
   /** A version: the build row from {@code time} on, or null (deleted from then on). */
@@ -89,7 +83,7 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
         byte kind = union.kind(row);
         if (!union.isLeft(row)) {
           if (nullKey) continue; // a null key never matches: nothing to keep
-          Object[] value = retracts(kind) ? null : union.fields(row, rf.width);
+          Object[] value = Rows.retracts(kind) ? null : union.fields(row, sides.right.width);
           int i = Bisect.left(versions, t);
           if (i < versions.size() && versions.get(i).time == t) {
             versions.set(i, new Version(t, value));
@@ -99,10 +93,10 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
           changed = true;
           continue;
         }
-        if (retracts(kind)) throw probeRetracts(kind);
-        Object[] lrow = union.fields(row, lf.width);
+        if (Rows.retracts(kind)) throw probeRetracts(kind);
+        Object[] lrow = union.fields(row, sides.left.width);
         if (t < watermark) {
-          out.add(Rows.output(LATE, lrow, lf.width, null, rf.width));
+          out.add(sides.output(LATE, lrow, null));
           continue;
         }
         if (nullKey && !outer) continue; // inner: never matches, nothing to emit
@@ -122,10 +116,6 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     return out.iterator();
   }
 
-  private static boolean retracts(byte kind) {
-    return kind == Wire.UPDATE_BEFORE || kind == Wire.DELETE;
-  }
-
   private static IllegalArgumentException probeRetracts(byte kind) {
     return new IllegalArgumentException(
         "temporal join: the probe (left) input must be insert-only, but a "
@@ -141,15 +131,19 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     if (n == 0) return false;
     for (Probe p : probes.subList(0, n)) {
       int i = Bisect.right(versions, p.time) - 1;
-      Object[] rrow = i >= 0 ? versions.get(i).row : null;
-      if (rrow != null && (condition == null || condition.test(p.row, rrow))) {
-        out.add(Rows.output(Wire.INSERT, p.row, lf.width, rrow, rf.width));
-      } else if (outer) {
-        out.add(Rows.output(Wire.INSERT, p.row, lf.width, null, rf.width));
-      }
+      join(p.row, i >= 0 ? versions.get(i).row : null, out);
     }
     probes.subList(0, n).clear();
     return true;
+  }
+
+  /** A probe row with the build row in effect for it (null: none): joined, or padded (LEFT). */
+  private void join(Object[] probe, Object[] build, List<Row> out) {
+    if (build != null && sides.matches(probe, build)) {
+      out.add(sides.output(Wire.INSERT, probe, build));
+    } else if (outer) {
+      out.add(sides.output(Wire.INSERT, probe, null));
+    }
   }
 
   /** Drops the versions older than the latest one with {@code time <= watermark}. */
@@ -169,32 +163,28 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
       byte kind = union.kind(row);
       if (!union.isLeft(row)) {
         if (nullKey) continue;
-        current = retracts(kind) ? null : union.fields(row, rf.width);
+        current = Rows.retracts(kind) ? null : union.fields(row, sides.right.width);
         loaded = wrote = true;
         continue;
       }
-      if (retracts(kind)) throw probeRetracts(kind);
-      Object[] lrow = union.fields(row, lf.width);
+      if (Rows.retracts(kind)) throw probeRetracts(kind);
+      Object[] lrow = union.fields(row, sides.left.width);
       Object[] rrow = null;
       if (!nullKey) {
         if (!loaded) {
-          current = state.exists() ? rf.read(new RowCodec.In(state.get())) : null;
+          current = state.exists() ? sides.right.read(new RowCodec.In(state.get())) : null;
           loaded = true;
         }
         rrow = current;
       }
-      if (rrow != null && (condition == null || condition.test(lrow, rrow))) {
-        out.add(Rows.output(Wire.INSERT, lrow, lf.width, rrow, rf.width));
-      } else if (outer) {
-        out.add(Rows.output(Wire.INSERT, lrow, lf.width, null, rf.width));
-      }
+      join(lrow, rrow, out);
     }
     if (wrote) {
       if (current == null) {
         if (state.exists()) state.remove();
       } else {
         RowCodec.Out o = new RowCodec.Out(64);
-        rf.write(o, current);
+        sides.right.write(o, current);
         state.update(o.bytes());
       }
     }
@@ -210,12 +200,12 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     for (Version v : versions) {
       out.zigzag(v.time);
       out.raw(v.row == null ? 0 : 1, 1);
-      if (v.row != null) rf.write(out, v.row);
+      if (v.row != null) sides.right.write(out, v.row);
     }
     out.varint(probes.size());
     for (Probe p : probes) {
       out.zigzag(p.time);
-      lf.write(out, p.row);
+      sides.left.write(out, p.row);
     }
     return out.bytes();
   }
@@ -225,11 +215,11 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     if (in.raw(1) != FORMAT) throw new IllegalStateException("unknown temporal state format");
     for (long i = 0, n = in.varint(); i < n; i++) {
       long t = in.zigzag();
-      versions.add(new Version(t, in.raw(1) == 0 ? null : rf.read(in)));
+      versions.add(new Version(t, in.raw(1) == 0 ? null : sides.right.read(in)));
     }
     for (long i = 0, n = in.varint(); i < n; i++) {
       long t = in.zigzag();
-      probes.add(new Probe(t, lf.read(in)));
+      probes.add(new Probe(t, sides.left.read(in)));
     }
   }
 }
