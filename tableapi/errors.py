@@ -7,20 +7,43 @@ from collections.abc import Iterable
 
 
 class TableApiError(Exception):
-    """Base class of the Table API's errors."""
+    """Base class of the Table API's errors.
+
+    >>> try:
+    ...     products.select(col("nope"))
+    ... except TableApiError as e:
+    ...     print(type(e).__name__)
+    ValidationError
+    """
 
 
 class ValidationError(TableApiError, ValueError):
-    """A table program is invalid; raised while the plan is built, before anything runs."""
+    """A table program is invalid; raised while the plan is built, before anything runs.
+
+    >>> products.select(col("Name"))
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: Column 'Name' not found in select(). Available columns: \
+[id, name, price]. Did you mean 'name'? Column names are case-sensitive.
+    """
 
 
 class ServerError(TableApiError, RuntimeError):
-    """The Spark Connect server is missing, unreachable or lacks the right server_ext."""
+    """The Spark Connect server is missing, unreachable or lacks the right server_ext.
+
+    >>> issubclass(ServerError, TableApiError), issubclass(ServerError, RuntimeError)
+    (True, True)
+    """
 
 
 class DataError(TableApiError, RuntimeError):
     """An input file holds a record the query cannot read; the message names the file and
-    the table option that skips such records."""
+    the table option that skips such records.
+
+    >>> error = malformed_input(Exception("[MALFORMED_RECORD_IN_PARSING] ..."))
+    >>> isinstance(error, DataError), isinstance(error, RuntimeError)
+    (True, True)
+    """
 
 
 # Spark's messages for a file its reader cannot parse (FAILFAST): the file, then the cause.
