@@ -53,7 +53,11 @@ _anonymous = itertools.count()
 
 
 class TableEnvironment:
-    """Entry point: defines tables and functions, and runs queries on Spark."""
+    """Entry point: defines tables and functions, and runs queries on Spark.
+
+    >>> env.mode, env.list_tables()
+    ('batch', ['Customers', 'Expensive', 'Orders', 'Products', 'Rates', 'Shipments'])
+    """
 
     def __init__(self, mode: str, remote: str | None, master: str) -> None:
         if mode not in MODES:
@@ -84,13 +88,23 @@ class TableEnvironment:
 
     @property
     def remote(self) -> str | None:
-        """The Spark Connect URL given to ``create()``; None: the embedded server."""
+        """The Spark Connect URL given to ``create()``; None: the embedded server.
+
+        >>> TableEnvironment.create(remote="sc://localhost:15002").remote
+        'sc://localhost:15002'
+        >>> TableEnvironment.create().remote is None
+        True
+        """
         return self._remote
 
     # -- connection ----------------------------------------------------------------------------
     @property
     def spark(self) -> SparkSession:
-        """The Spark Connect session (connects, or starts the embedded server, on first use)."""
+        """The Spark Connect session (connects, or starts the embedded server, on first use).
+
+        >>> env.spark.range(3).count()  # doctest: +SERVER
+        3
+        """
         if self._spark is None:
             url = self._remote or _embedded_server(self._master).url
             self._spark = session.connect(url)
@@ -98,7 +112,13 @@ class TableEnvironment:
         return self._spark
 
     def close(self) -> None:
-        """End the Spark Connect session (the embedded server stops when the process exits)."""
+        """End the Spark Connect session (the embedded server stops when the process exits).
+
+        >>> scratch = TableEnvironment.create(remote=env.remote)
+        >>> scratch.spark.range(2).count()  # doctest: +SERVER
+        2
+        >>> scratch.close()  # doctest: +SERVER
+        """
         if self._spark is not None:
             session.close(self._spark)
             self._spark = None
@@ -215,7 +235,14 @@ Register it with create_temporary_table().
 
     def from_spark(self, dataframe: DataFrame, name: str | None = None) -> Table:
         """Wrap a Spark Connect DataFrame as a table (reads its schema from the server):
-        ``env.from_spark(env.spark.range(3))``."""
+        ``env.from_spark(env.spark.range(3))``.
+
+        >>> numbers = env.from_spark(env.spark.range(3))  # doctest: +SERVER
+        >>> numbers.row_type  # doctest: +SERVER
+        RowType(id BIGINT NOT NULL)
+        >>> numbers.where(col("id") > 0).execute().collect()  # doctest: +SERVER
+        [+I[1], +I[2]]
+        """
         row = RowType(
             tuple(
                 Field(f.name, from_spark(f.dataType).with_nullable(f.nullable))
@@ -251,7 +278,13 @@ Register it with create_temporary_table().
 
     # -- what a Table asks of its environment (table.TableContext) ---------------------------------
     def resolve(self, expr: Expression) -> Expression:
-        """``expr`` with calls of registered functions replaced by their definitions."""
+        """``expr`` with calls of registered functions replaced by their definitions.
+
+        >>> from tableapi import udf
+        >>> env.create_temporary_function("twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> env.resolve(call("twice", col("id"))).type_in(products.row_type)
+        DataType('BIGINT')
+        """
 
         def fix(e: Expression) -> Expression | None:
             if isinstance(e, UnresolvedCall):
@@ -268,14 +301,33 @@ Register it with create_temporary_table().
         return expr.transform(fix)
 
     def temporal_function(self, name: str) -> TemporalTableFunction | None:
-        """The temporal table function registered as ``name`` (any case), or None."""
+        """The temporal table function registered as ``name`` (any case), or None.
+
+        >>> rates_at = rates.create_temporal_table_function(col("r_rowtime"), col("r_currency"))
+        >>> env.create_temporary_function("RatesAt", rates_at)
+        >>> env.temporal_function("ratesat").primary_key, env.temporal_function("nope")
+        (('r_currency',), None)
+        """
         return self._temporal_functions.get(name.lower())
 
     def temporal_function_names(self) -> list[str]:
+        """The registered temporal table functions' names, lower case, sorted.
+
+        >>> rates_at = rates.create_temporal_table_function(col("r_rowtime"), col("r_currency"))
+        >>> env.create_temporary_function("RatesAt", rates_at)
+        >>> env.temporal_function_names()
+        ['ratesat']
+        """
         return sorted(self._temporal_functions)
 
     def optimize(self, plan: PlanNode) -> OptimizedPlan:
-        """The rules applied to ``plan`` with this environment's options."""
+        """The rules applied to ``plan`` with this environment's options (what
+        ``Table.optimized()`` gives): here the filter is merged into the join.
+
+        >>> q = orders.join(products).where(col("product_id") == col("id"))
+        >>> type(env.optimize(q._plan).plan).__name__
+        'Join'
+        """
         max_tables = self.config.multi_join_max_tables(streaming=self.mode == "streaming")
         return optimize(plan, max_tables)
 
@@ -301,7 +353,11 @@ Register it with create_temporary_table().
 
     @property
     def executor(self) -> Executor:
-        """Runs this environment's optimized plans (batch or streaming, by its mode)."""
+        """Runs this environment's optimized plans (batch or streaming, by its mode).
+
+        >>> type(env.executor).__name__, type(senv.executor).__name__
+        ('BatchExecutor', 'StreamingExecutor')
+        """
         return self._executor
 
 

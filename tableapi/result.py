@@ -26,7 +26,11 @@ from tableapi.types import RowType
 
 
 class RowKind(Enum):
-    """Flink's RowKind; the byte values are those on the wire."""
+    """Flink's RowKind; the byte values are those on the wire.
+
+    >>> RowKind(2)
+    <RowKind.UPDATE_AFTER: 2>
+    """
 
     INSERT = 0
     UPDATE_BEFORE = 1
@@ -35,17 +39,32 @@ class RowKind(Enum):
 
     @property
     def short_string(self) -> str:
+        """The kind as a changelog prints it.
+
+        >>> [kind.short_string for kind in RowKind]
+        ['+I', '-U', '+U', '-D']
+        """
         return ("+I", "-U", "+U", "-D")[self.value]
 
 
 class Row(tuple):
-    """A result row: a tuple with field names and a :class:`RowKind`."""
+    """A result row: a tuple with field names and a :class:`RowKind`.
+
+    >>> r = Row.of(RowKind.UPDATE_AFTER, ("id", "name"), (1, "pen"))
+    >>> r, r.name, r[0], tuple(r)
+    (+U[1, pen], 'pen', 1, (1, 'pen'))
+    """
 
     kind: RowKind
     _names: tuple[str, ...]
 
     @classmethod
     def of(cls, kind: RowKind, names: Sequence[str], values: Sequence[Any]) -> Row:
+        """A row of ``kind`` with these field names and values (NULL prints as ``<NULL>``).
+
+        >>> Row.of(RowKind.DELETE, ("id", "price"), (2, None))
+        -D[2, <NULL>]
+        """
         row = cls(values)
         row.kind = kind
         row._names = tuple(names)
@@ -60,6 +79,11 @@ class Row(tuple):
         raise AttributeError(f"Row has no field {name!r}; fields: {list(names)}")
 
     def as_dict(self) -> dict[str, Any]:
+        """Field name -> value.
+
+        >>> Row.of(RowKind.INSERT, ("id", "name"), (1, "pen")).as_dict()
+        {'id': 1, 'name': 'pen'}
+        """
         return dict(zip(self._names, self, strict=True))
 
     def __repr__(self) -> str:
@@ -104,11 +128,10 @@ def tableau(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 class TableResult:
     """The result of ``Table.execute()``: collect rows, print them, or get pandas.
 
-    Example::
-
-        result = orders.join(products, col("product_id") == col("id")).execute()
-        result.print()
-        frame = result.materialize()
+    >>> joined = orders.join(products, col("product_id") == col("id"))
+    >>> result = joined.select(col("order_id"), col("name")).execute()  # doctest: +SERVER
+    >>> result.collect()  # doctest: +SERVER
+    [+I[1, pen]]
     """
 
     def __init__(
@@ -132,11 +155,14 @@ class TableResult:
         before any load), ``numCachedRecords``) and ``numQueries``, the database queries.
         A batch job's metrics are there once its rows have been read (``collect()``...).
 
-        Example::
-
-            result = orders.temporal_join(customers, ..., as_of=col("pt")).execute()
-            result.collect()
-            result.lookup_metrics()["Customers"]["hitCount"]
+        >>> enriched = orders.temporal_join(customers, col("product_id") == col("c_id"),
+        ...                                 as_of=col("o_proctime"))
+        >>> result = enriched.select(col("order_id"), col("c_name")).execute()  # doctest: +SERVER
+        >>> result.collect()  # doctest: +SERVER
+        [+I[1, Ann]]
+        >>> metrics = result.lookup_metrics()["Customers"]  # doctest: +SERVER
+        >>> metrics["missCount"], metrics["numQueries"]  # doctest: +SERVER
+        (1, 1)
         """
         observed: dict[str, list[Any]] = {}
         for table, observation in self._lookups:
@@ -149,10 +175,20 @@ class TableResult:
 
     @property
     def column_names(self) -> tuple[str, ...]:
+        """The result's column names.
+
+        >>> products.select(col("name"), col("price")).execute().column_names  # doctest: +SERVER
+        ('name', 'price')
+        """
         return self.row_type.names
 
     def collect(self) -> list[Row]:
-        """All rows (batch results are inserts: ``+I``)."""
+        """All rows (batch results are inserts: ``+I``).
+
+        >>> rows = products.order_by(col("id")).execute().collect()  # doctest: +SERVER
+        >>> rows, rows[0].name  # doctest: +SERVER
+        ([+I[1, pen, 2.5], +I[2, ink, 7.0]], 'pen')
+        """
         if self._df is None:
             return []
         names = self.row_type.names
@@ -161,11 +197,28 @@ class TableResult:
         return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
 
     def print(self) -> None:
-        """Print the rows as a table, as Flink's ``TableResult.print()`` does in batch mode."""
+        """Print the rows as a table, as Flink's ``TableResult.print()`` does in batch mode.
+
+        >>> by_price = products.select(col("name"), col("price")).order_by(col("price"))
+        >>> by_price.execute().print()  # doctest: +SERVER
+        +------+-------+
+        | name | price |
+        +------+-------+
+        | pen  |   2.5 |
+        | ink  |   7.0 |
+        +------+-------+
+        2 rows in set
+        """
         print(tableau(self.row_type.names, self.collect()))
 
     def materialize(self) -> pd.DataFrame:
-        """The result table as a pandas DataFrame."""
+        """The result table as a pandas DataFrame (``to_pandas`` is the same).
+
+        >>> products.order_by(col("id")).execute().materialize()  # doctest: +SERVER
+           id name  price
+        0   1  pen    2.5
+        1   2  ink    7.0
+        """
         import pandas as pd
 
         if self._df is None:
@@ -176,10 +229,21 @@ class TableResult:
     to_pandas = materialize
 
     def wait(self, timeout_s: float | None = None) -> None:
-        """Block until the job is done (a batch job is done when execute() returns)."""
+        """Block until the job is done (a batch job is done when execute() returns).
+
+        >>> products.where(col("price") > 5).execute_insert("Expensive").wait()  # doctest: +SERVER
+        >>> env.from_path("Expensive").execute().collect()  # doctest: +SERVER
+        [+I[2, ink, 7.0]]
+        """
 
     def cancel(self) -> None:
-        """Nothing to stop: a batch job has finished when execute() returns."""
+        """Nothing to stop: a batch job has finished when execute() returns.
+
+        >>> result = products.execute()  # doctest: +SERVER
+        >>> result.cancel()  # doctest: +SERVER
+        >>> len(result.collect())  # doctest: +SERVER
+        2
+        """
 
 
 Guard = Callable[[str], AbstractContextManager[None]]

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import doctest
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 import tableapi.environment
+import tableapi.result
 import tableapi.table
 from tests.doc_catalog import doc_catalog, doc_namespace
 
@@ -27,13 +29,21 @@ ROWS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("module", [tableapi.table, tableapi.environment], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [tableapi.table, tableapi.environment, tableapi.result], ids=lambda m: m.__name__
+)
 def test_docstring_examples_run_on_a_server(module, server_url: str, shared_dir: Path) -> None:
     for name, rows in ROWS.items():
         (shared_dir / name).mkdir()
         (shared_dir / name / "part-0.json").write_text("\n".join(json.dumps(r) for r in rows))
     (shared_dir / "expensive").mkdir()
     (shared_dir / "expensive").chmod(0o777)  # mkdir's mode is masked by the umask
+    db = sqlite3.connect(shared_dir / "shop.db")  # the lookup table Customers
+    db.execute("CREATE TABLE customers (c_id INTEGER, c_name TEXT, c_age INTEGER)")
+    db.execute("INSERT INTO customers VALUES (1, 'Ann', 34)")
+    db.commit()
+    db.close()
+    (shared_dir / "shop.db").chmod(0o666)
     env = doc_catalog("batch", str(shared_dir), server_url)
     senv = doc_catalog("streaming", str(shared_dir), server_url)
     globs = {**vars(module), **doc_namespace(env, senv)}
