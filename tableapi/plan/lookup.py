@@ -194,7 +194,11 @@ class LookupJoin(UnaryNode):
     def shuffle(self) -> bool:
         """Hash the probe input on the lookup keys (SHUFFLE_HASH, or LOOKUP 'shuffle')."""
         hinted = any(h.name == "SHUFFLE_HASH" for h in self.hints)
-        return hinted or (self.lookup_hint is not None and self.lookup_hint.shuffle)
+        if not (hinted or (self.lookup_hint is not None and self.lookup_hint.shuffle)):
+            return False
+        from tableapi.plan.changelog import hash_lookup_applies  # (it imports this module)
+
+        return hash_lookup_applies(self)
 
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:
@@ -256,10 +260,11 @@ class LookupJoin(UnaryNode):
                 value = _constant(other)
                 if value is _NOT_CONSTANT:
                     continue
-                if value is not None:
-                    _check_key_type(other.type_in(lrow), target)
+                if value is not None and not _key_type_ok(other.type_in(lrow), target):
+                    continue
                 return LookupKeyRef(column, None, value)
-            _check_key_type(other.type_in(lrow), target)
+            if not _key_type_ok(other.type_in(lrow), target):
+                continue
             return LookupKeyRef(column, other)
         return None
 
@@ -293,18 +298,26 @@ def _interoperable(a: DataType, b: DataType) -> bool:
     return a.plain().with_nullable(True) == b.plain().with_nullable(True)
 
 
-def _check_key_type(probe: DataType, dim: DataType) -> None:
-    """Probe key values are handed to the lookup in the dimension column's type: the same
-    type family, or an integer widening to the column's integer type (SQL's implicit cast
-    of the probe side)."""
+# Numeric types from narrow to wide, as SQL's implicit cast of a comparison widens them.
+_NUMERIC_ORDER = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE")
+
+
+def _key_type_ok(probe: DataType, dim: DataType) -> bool:
+    """Whether ``probe = dim_column`` is a lookup key: probe key values are handed to the
+    lookup in the dimension column's type, so the probe side must widen to it (the same
+    type family, or a narrower number: SQL casts the probe side). A number wider than the
+    column makes SQL cast the COLUMN instead (``a_double = CAST(d_int AS DOUBLE)``), which is
+    no key: the term stays a remaining condition, as in Flink (verified on Flink 2.3: with
+    another key the query runs; alone, "Temporal table join requires an equality
+    condition"). Types that do not compare at all are refused with Flink's message."""
     if probe.name == "NULL" or _interoperable(probe, dim):
-        return
-    if probe.is_integral and dim.is_integral:
-        order = ("TINYINT", "SMALLINT", "INT", "BIGINT")
-        if order.index(probe.name) <= order.index(dim.name):
-            return
+        return True
+    if probe.is_numeric and dim.is_numeric:
+        if "DECIMAL" in (probe.name, dim.name):  # widening depends on precision and scale
+            return probe.name == "DECIMAL" and dim.name in ("FLOAT", "DOUBLE")
+        return _NUMERIC_ORDER.index(probe.name) < _NUMERIC_ORDER.index(dim.name)
     if probe.is_timestamp and dim.is_timestamp:
-        return
+        return True
     raise ValidationError(
         f"implicit type conversion between {_flink_type(probe)} and {_flink_type(dim)} is not "
         "supported on join's condition now. Cast the probe side to the dimension column's "
