@@ -616,7 +616,10 @@ def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
         keys.append(list(rng.choice(pairs)))
     constants: list[list[Any]] = []
     if not keys or rng.random() < 0.2:
-        c, ty = rng.choice(dim_physical)
+        # Flink simplifies `d_bool = TRUE` to `d_bool`, no equality: as the only key it refuses
+        # the join ("requires an equality condition"); the product takes it as a key
+        usable = dim_physical if keys else [(c, t) for c, t in dim_physical if t != "BOOLEAN"]
+        c, ty = rng.choice(usable)
         v = key_value(rng, ty, nullable=False) if c == "d_k" else value(rng, ty, False)
         constants.append([c, v])
     dim_filter = []

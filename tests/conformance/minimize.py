@@ -3,7 +3,8 @@
     python -m tests.conformance.minimize tests/conformance/failures/1-12.json [--remote URL]
 
 Tries, over and over until none applies: dropping a projection or a filter, dropping a
-residual term, a second equi key or a computed column nobody reads, and removing table rows
+residual term, a second equi key or a computed column nobody reads (for lookup joins also a
+constant key, a dimension filter, a pre-filter, a hint, the cache), and removing table rows
 (a -U/+U pair together; only candidates that are still valid changelogs). A candidate is kept
 when it still differs the same way (same status; for errors, the same error type). Flink
 runs in one long-lived process (``flink_runner --serve``). Writes ``<file>.min.json`` and
@@ -98,11 +99,25 @@ def candidates(case: Case) -> Iterator[tuple[str, Case]]:
             c = copy.deepcopy(case)
             del list(_queries(c["query"]))[i][0]["residual"][j]
             yield "drop a residual term", c
-        if len(q.get("keys", [])) > 1:
+        n_keys = len(q.get("keys", [])) + len(q.get("constants", []))  # lookup keys too
+        if len(q.get("keys", [])) > 1 or (q["op"] == "lookup" and n_keys > 1):
             for j in range(len(q["keys"])):
                 c = copy.deepcopy(case)
                 del list(_queries(c["query"]))[i][0]["keys"][j]
                 yield "drop an equi key", c
+        # a lookup join's other terms and settings (at least one key stays)
+        for field in ("constants", "dim_filter", "pre_filter", "hints"):
+            for j in range(len(q.get(field) or [])):
+                if field == "constants" and n_keys <= 1:
+                    continue
+                c = copy.deepcopy(case)
+                del list(_queries(c["query"]))[i][0][field][j]
+                yield f"drop a {field} entry", c
+        if q["op"] == "lookup" and (q.get("cache", "NONE") != "NONE" or q.get("cache_options")):
+            c = copy.deepcopy(case)
+            target = list(_queries(c["query"]))[i][0]
+            target["cache"], target["cache_options"] = "NONE", {}
+            yield "no lookup cache", c
     # rows (a -U/+U pair together), then computed columns
     for ti, t in enumerate(case["tables"]):
         rows = t["rows"]

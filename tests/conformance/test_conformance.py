@@ -28,7 +28,7 @@ from tests.servers import TestServer
 
 pytestmark = pytest.mark.integration
 
-# (seed, cases per family): 4 cases of each family. With the reproductions, 42 cases: about
+# (seed, cases per family): 4 cases of each family. With the reproductions, 50 cases: about
 # 1 min to install PyFlink, 1-2 min of Flink, 3-4 min of the product on a busy 2-core machine.
 CI_SEEDS = ((11, 2), (12, 2))
 REPROS = Path(__file__).resolve().parent / "repros"
