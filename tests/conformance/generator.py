@@ -604,8 +604,8 @@ def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
     if rng.random() < 0.9:
         keys.append(["a_k", "d_k"])
     # a second key, or a first one from other columns (a computed probe column). Never an
-    # equality with a computed DIMENSION column: Flink 2.3 drops it from the condition when
-    # another key exists (wrong rows; README "Flink's own bugs the generator avoids").
+    # equality with a computed DIMENSION column or one of another type: Flink 2.3 drops it
+    # from the condition when another key exists (wrong rows; README "Flink's own bugs").
     pairs = [
         (x, y)
         for x, tx in pc
@@ -632,7 +632,7 @@ def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
     while rng.random() < 0.35 and len(res) < 2:
         p = residual(rng, pc, dc)
         if p:
-            res.append(_no_computed_equality(p, [c for c, _, _ in dim["computed"]]))
+            res.append(_no_dropped_equality(p, [c for c, _, _ in dim["computed"]], pc + dc))
     hints: list[dict[str, Any]] = []
     r = rng.random()
     if r < 0.15:
@@ -682,12 +682,17 @@ def _dim_computed(rng: random.Random, columns: list) -> list:
     return ["d_c", expr, ty]
 
 
-def _no_computed_equality(p: Pred, computed: list[str]) -> Pred:
-    """`p` with a probe column = computed dimension column turned into <= (see gen_lookup)."""
-    if p.get("cmp") == "=" and "right" in p and {p["left"], p["right"]} & set(computed):
-        return {**p, "cmp": "<="}
+def _no_dropped_equality(p: Pred, computed: list[str], types: list[tuple[str, str]]) -> Pred:
+    """`p` with an equality Flink 2.3 drops turned into <=: probe = computed dimension column,
+    or probe = dimension column of another type (Flink casts the column, computes the cast
+    and forgets the comparison when another key exists). See gen_lookup."""
+    of = dict(types)
+    if p.get("cmp") == "=" and "right" in p:
+        a, b = p["left"], p["right"]
+        if {a, b} & set(computed) or of.get(a) != of.get(b):
+            return {**p, "cmp": "<="}
     if "or" in p:
-        return {"or": [_no_computed_equality(x, computed) for x in p["or"]]}
+        return {"or": [_no_dropped_equality(x, computed, types) for x in p["or"]]}
     return p
 
 
