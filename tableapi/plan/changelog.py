@@ -340,19 +340,28 @@ def monitor_interval_ms(plan: PlanNode) -> int | None:
     return min(intervals, default=None)
 
 
-def hash_lookup_applies(node: LookupJoin) -> bool:
-    """Whether a hash lookup join's hint (SHUFFLE_HASH, LOOKUP 'shuffle') is applied: its probe
-    input is insert-only, or its upsert key contains the lookup keys (FLIP-204), so hashing on
-    the keys cannot send the changes of one row to different tasks, out of order. Otherwise
-    the hint is ignored and the join runs without the shuffle, as Flink 2.3 runs it (a hint is
-    a suggestion, "not an enforcer"; FLIP-462: the planner "may not apply this partitioner in
-    upsert mode"). Found by the conformance suite: this used to be an error."""
+def check_hash_lookup(node: LookupJoin) -> None:
+    """FLIP-204: the probe input of a hash lookup join (SHUFFLE_HASH, LOOKUP 'shuffle') is
+    insert-only, or its upsert key contains the lookup keys: hashing on the keys must not
+    send the changes of one row to different tasks. An error, not a hint quietly dropped
+    (Flink 2.3 runs such a query unshuffled): the user asked for a distribution the plan
+    cannot keep, so they hear why and what to change (issue 12)."""
     if not is_changelog(node.input):
-        return True
+        return
     keys = set().union(
         *(k.probe.column_names() for k in node.lookup.probe_keys if k.probe is not None)
     )
-    return bool(keys) and any(keys <= set(u) for u in node.input.unique_keys if u)
+    upsert = node.input.unique_keys
+    if any(keys <= set(u) for u in upsert if u):
+        return
+    shown = [list(u) for u in upsert if u]
+    raise ValidationError(
+        f"The hash lookup join on {node.table_name} (SHUFFLE_HASH, or LOOKUP 'shuffle'='true') "
+        "needs an insert-only probe input, or one whose upsert key contains the lookup keys "
+        f"{sorted(keys)} (FLIP-204); the probe input is a changelog with upsert keys "
+        f"{shown}: hashing on the lookup keys would send the changes of one row to different "
+        "tasks, out of order. Remove the hint, or look up by columns of the upsert key."
+    )
 
 
 def check_streaming(plan: PlanNode) -> None:
@@ -365,6 +374,8 @@ def check_streaming(plan: PlanNode) -> None:
             )
         if isinstance(node, Scan) and isinstance(node.source, JdbcSource):
             raise ValidationError(lookup_table_misuse(node.table_name))
+        if isinstance(node, LookupJoin) and node.shuffle:
+            check_hash_lookup(node)
         if isinstance(node, Scan) and isinstance(node.source, ElementsSource):
             raise ValidationError(
                 f"Table {node.table_name} comes from from_elements(), a bounded input: in "

@@ -194,11 +194,7 @@ class LookupJoin(UnaryNode):
     def shuffle(self) -> bool:
         """Hash the probe input on the lookup keys (SHUFFLE_HASH, or LOOKUP 'shuffle')."""
         hinted = any(h.name == "SHUFFLE_HASH" for h in self.hints)
-        if not (hinted or (self.lookup_hint is not None and self.lookup_hint.shuffle)):
-            return False
-        from tableapi.plan.changelog import hash_lookup_applies  # (it imports this module)
-
-        return hash_lookup_applies(self)
+        return hinted or (self.lookup_hint is not None and self.lookup_hint.shuffle)
 
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:

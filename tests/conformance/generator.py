@@ -639,6 +639,10 @@ def gen_lookup(rng: random.Random, seed: int, n: int) -> Case:
         hints.append({"name": "SHUFFLE_HASH", "tables": ["D"]})
     elif r < 0.3:
         hints.append({"name": "LOOKUP", "options": {"table": "D", "shuffle": "true"}})
+    if changelog and not (probe_spec.pk and {x for x, _ in keys} <= {"a_k"}):
+        # the product refuses a hash hint whose keys are not in the probe's upsert key (issue
+        # 12, FLIP-204); Flink 2.3 ignores the hint there (README: where the product differs)
+        hints = []
     cache = rng.choice(["NONE", "NONE", "PARTIAL", "FULL"])
     cache_options: dict[str, str] = {}
     if cache == "FULL":  # loaded once; no reload within a run
