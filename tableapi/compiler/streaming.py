@@ -4,10 +4,10 @@ A node whose changelog mode is not insert-only carries two extra columns: ``__ki
 row kind (Flink's RowKind byte, see ``server_ext.joins.spec``), and ``__seq``, the order of
 the change (the modification time and name of the file it came from, as sortable text:
 Spark reads new files oldest first, and keeps the order of rows within a file). Operators
-process the changes of one key in that order; the result drops ``__seq``. Joins compile
-either to Spark's native stream-stream join (where its semantics are Flink's) or to a
-server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the join key
-and handed to the operator's tier.
+process the changes of one key in that order; the result reads its changes back by it. Joins
+compile either to Spark's native stream-stream join (where its semantics are Flink's) or to
+a server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the join
+key and handed to the operator's tier.
 
 Example::
 
@@ -94,6 +94,11 @@ class CompiledStream:
     trigger_ms: int | None = None  # the micro-batch interval (source.monitor-interval)
     end_of_input: EndOfInput | None = None  # read by bounded tables with watermarks
     lookups: tuple[tuple[str, str], ...] = ()  # (lookup table, its observation's name)
+    # The changelog with its order (mode ALL): ``dataframe`` + ``__seq``. Within a micro-batch
+    # Spark emits partition after partition (files largest first), so a sink sees the changes
+    # of a stateless pipeline out of order; the result reads them back sorted by ``__seq``
+    # (operators emit ``''``: their rows keep the sink's order).
+    changelog: DataFrame | None = None
 
 
 def compile_stream(
@@ -108,8 +113,10 @@ def compile_stream(
     compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input)
     df = compiler.compile(node)
     mode = changelog_mode(node)
-    if mode is ChangelogMode.ALL:  # the result keeps the row kind, not the arrival order
-        df = df.select(*(ref(n) for n in node.row_type.names), ref(KIND))
+    changelog = None
+    if mode is ChangelogMode.ALL:  # the result keeps the row kind; __seq orders its changes
+        columns = [*(ref(n) for n in node.row_type.names), ref(KIND)]
+        df, changelog = df.select(*columns), df.select(*columns, ref(SEQ))
     return CompiledStream(
         df,
         mode,
@@ -119,6 +126,7 @@ def compile_stream(
         monitor_interval_ms(node),
         end_of_input,
         tuple(compiler.lookups),
+        changelog,
     )
 
 

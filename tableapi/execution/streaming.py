@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
@@ -26,6 +27,7 @@ from server_ext.conf import (
     ROCKSDB_PROVIDER,
     STATE_STORE_PROVIDER,
 )
+from server_ext.joins.spec import SEQ
 from tableapi.compiler import CompiledStream, compile_stream
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.jvm_operators import jvm_plugin_on_server
@@ -145,12 +147,12 @@ class StreamingExecutor:
     def _result_sink(self, compiled: CompiledStream) -> tuple[Any, Callable[[], DataFrame]]:
         """Where ``execute()`` keeps the changelog, and how the result reads it back."""
         spark = self._spark()
-        df = compiled.dataframe
+        df = compiled.changelog if compiled.changelog is not None else compiled.dataframe
         checkpoints = self._config.get(CHECKPOINT_DIR)
         name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
         if not checkpoints:
             writer = df.writeStream.format("memory").queryName(name)
-            return writer, lambda: spark.table(name)
+            return writer, lambda: _in_change_order(spark.table(name), F.lit(0))
         # Spark's memory sink cannot resume from a checkpoint: a checkpointed job writes its
         # changelog as Parquet beside the checkpoint, and a restarted job appends to it.
         base = f"{checkpoints.rstrip('/')}/{self._config.get(PIPELINE_NAME) or name}"
@@ -165,8 +167,9 @@ class StreamingExecutor:
         def output() -> DataFrame:
             # Files are written batch after batch: their times give the changelog's order.
             read = spark.read.schema(schema).parquet(changelog)
-            order = F.col("_metadata.file_modification_time")
-            return read.orderBy(order, F.col("_metadata.file_name")).select(*read.columns)
+            micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
+            batch = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name"))
+            return _in_change_order(read, batch)
 
         return writer, output
 
@@ -215,6 +218,17 @@ class StreamingExecutor:
         conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER if rocksdb else HDFS_PROVIDER)
         if compiled.processing_time:
             conf.set(NO_DATA_MICRO_BATCHES, "false")
+
+
+def _in_change_order(read: DataFrame, batch: SparkColumn) -> DataFrame:
+    """A result sink's rows in the order of their changes: by ``__seq`` where the result has
+    it (a stateless pipeline's changes carry their source file's), then in the sink's order
+    (``batch``, then the position read)."""
+    columns = [c for c in read.columns if c != SEQ]
+    order = [SEQ] if SEQ in read.columns else []
+    position = F.monotonically_increasing_id().alias("__at")  # taken before the sort
+    read = read.select(*columns, *order, batch.alias("__batch"), position)
+    return read.orderBy(*order, "__batch", "__at").select(*columns)
 
 
 def _first_updating_node(plan: PlanNode) -> str:

@@ -338,6 +338,18 @@ def test_operator_joins_tag_union_and_group_by_the_key(senv, spark, method):
     assert plan.project.expressions[-1].unresolved_attribute.unparsed_identifier == f"`{wire.KIND}`"
 
 
+def test_a_changelog_result_keeps_its_order_for_the_sink(senv, spark):
+    # A stateless pipeline over a changelog: the sink gets __seq, by which the result reads
+    # the changes back (Spark writes a micro-batch partition by partition, files largest first)
+    a = table(senv, "A", schema("a_k BIGINT, a_v STRING"), **{"changelog.op-column": "op"})
+    compiled = stream(a.where(col("a_v") != "x"), spark)
+    assert compiled.mode is ChangelogMode.ALL and compiled.changelog is not None
+    names = [e.unresolved_attribute.unparsed_identifier for e in
+             plan_of(compiled.changelog, spark).project.expressions]  # fmt: skip
+    assert names == ["`a_k`", "`a_v`", f"`{wire.KIND}`", f"`{wire.SEQ}`"]
+    assert stream(table(senv, "B", schema("b BIGINT")), spark).changelog is None  # insert-only
+
+
 def test_insert_only_operator_output_has_only_the_tables_columns(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
