@@ -35,7 +35,8 @@ from server_ext.lookup.metrics import aggregate_exprs
 from server_ext.lookup.operator import LookupJoinFunction
 from server_ext.lookup.spec import METRICS, LookupKey, LookupSpec
 from tableapi.compiler.expressions import ref, to_spark
-from tableapi.compiler.operators import condition_tree, fields_of
+from tableapi.compiler.operators import OPERATOR_EXPRESSIONS, condition_tree, fields_of
+from tableapi.errors import ValidationError
 from tableapi.expressions import Expression
 from tableapi.plan import JoinKind, LookupJoin
 from tableapi.types import Field, RowType
@@ -90,7 +91,7 @@ def lookup_spec(
             varying += 1
     schema = node.table.schema
     computed = tuple(
-        (c.name, all_dim.field(c.name).type.spark_ddl, condition_tree(c.expr, empty, physical))
+        (c.name, all_dim.field(c.name).type.spark_ddl, _computed_tree(node, c.name, c.expr))
         for c in (schema.computed_columns if schema else ())
     )
     hint = node.lookup_hint
@@ -152,3 +153,17 @@ def compile_lookup(
     out = observe(out, [F.expr(e).alias(a) for a, e in aggregate_exprs()])
     out = out.where(F.col(METRICS).isNull())
     return out.select(*(ref(n) for n in node.row_type.names), *(ref(n) for n, _ in carried))
+
+
+def _computed_tree(node: LookupJoin, name: str, expr: Expression) -> tuple:
+    """A computed column of the lookup table as the operator's tree: the operator computes
+    it on each fetched row, before the dimension filter and the residual."""
+    try:
+        return condition_tree(expr, RowType(()), node.physical_row)
+    except ValidationError:
+        raise ValidationError(
+            f"The lookup join on {node.table_name} cannot compute its computed column "
+            f"{name} AS {expr} yet: the lookup operator computes a lookup table's computed "
+            f"columns on the fetched rows and supports {OPERATOR_EXPRESSIONS}. Compute the "
+            "value in a select() after the join instead."
+        ) from None

@@ -330,7 +330,13 @@ def condition_tree(expr: Expression, left: RowType, right: RowType) -> tuple:
             return ("call", _TREE_CALLS[name], *tree)
     raise ValidationError(
         f"The streaming join operator cannot evaluate {expr} in the non-equi join condition "
-        f"yet. It supports columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, "
-        f"arithmetic, BETWEEN, IN and {sorted(set(_TREE_CALLS) - {'and', 'or', 'not'})}; "
-        "compute the value in a select() before the join instead."
+        f"yet. It supports {OPERATOR_EXPRESSIONS}; compute the value in a select() before the "
+        "join instead."
     )
+
+
+#: What :func:`condition_tree` turns into an operator's tree, for error messages.
+OPERATOR_EXPRESSIONS = (
+    "columns, literals, comparisons, AND/OR/NOT, IS [NOT] NULL, arithmetic, BETWEEN, IN and "
+    f"{sorted(set(_TREE_CALLS) - {'and', 'or', 'not'})}"
+)

@@ -328,3 +328,28 @@ def test_operator_spec() -> None:
     assert spec.output_names == ("id", "name", "age", "country", "nominal_age")
     assert spec.shuffle and spec.cache.kind == "PARTIAL" and spec.cache.max_rows == 9
     assert spec.cache_scope == "partition"
+
+
+def test_a_computed_column_the_operator_cannot_compute_says_so_and_what_to_do() -> None:
+    # (conformance difference 8: the message named "the streaming join operator" even in batch)
+    env = make_env(mode="batch")
+    env.create_temporary_table(
+        "Labels",
+        TableDescriptor.for_connector("jdbc")
+        .schema(
+            Schema.new_builder()
+            .column("id", "BIGINT")
+            .column_by_expression("label", "CAST(id AS STRING)")
+            .build()
+        )
+        .option("url", DB)
+        .option("table-name", "labels")
+        .build(),
+    )
+    q = env.from_path("Orders").temporal_join(
+        env.from_path("Labels"), col("customer_id") == col("id"), as_of=col("o_proctime")
+    )
+    node = lookup_node(q)
+    with pytest.raises(ValidationError, match=r"The lookup join on .*Labels cannot compute its "
+                       r"computed column label AS .*CAST.*select\(\) after the join"):  # fmt: skip
+        lookup_spec(node, probe_fields(node, []), "q")
