@@ -147,12 +147,17 @@ class StreamingExecutor:
     def _result_sink(self, compiled: CompiledStream) -> tuple[Any, Callable[[], DataFrame]]:
         """Where ``execute()`` keeps the changelog, and how the result reads it back."""
         spark = self._spark()
-        df = compiled.changelog if compiled.changelog is not None else compiled.dataframe
+        changes = compiled.changelog  # with __seq, to read the changes back in order
+        ordered = changes is not None
+        df = changes if changes is not None else compiled.dataframe
+        by_seq = [F.col(SEQ)] if ordered else []
         checkpoints = self._config.get(CHECKPOINT_DIR)
         name = f"tableapi_result_{uuid.uuid4().hex[:12]}"
         if not checkpoints:
             writer = df.writeStream.format("memory").queryName(name)
-            return writer, lambda: _in_change_order(spark.table(name), F.lit(0))
+            if not ordered:  # insert-only: the memory sink's order is the result's
+                return writer, lambda: spark.table(name)
+            return writer, lambda: _in_change_order(spark.table(name), by_seq)
         # Spark's memory sink cannot resume from a checkpoint: a checkpointed job writes its
         # changelog as Parquet beside the checkpoint, and a restarted job appends to it.
         base = f"{checkpoints.rstrip('/')}/{self._config.get(PIPELINE_NAME) or name}"
@@ -167,9 +172,8 @@ class StreamingExecutor:
         def output() -> DataFrame:
             # Files are written batch after batch: their times give the changelog's order.
             read = spark.read.schema(schema).parquet(changelog)
-            micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
-            batch = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name"))
-            return _in_change_order(read, batch)
+            files = [F.col("_metadata.file_modification_time"), F.col("_metadata.file_name")]
+            return _in_change_order(read, [*by_seq, *files])
 
         return writer, output
 
@@ -220,15 +224,14 @@ class StreamingExecutor:
             conf.set(NO_DATA_MICRO_BATCHES, "false")
 
 
-def _in_change_order(read: DataFrame, batch: SparkColumn) -> DataFrame:
-    """A result sink's rows in the order of their changes: by ``__seq`` where the result has
-    it (a stateless pipeline's changes carry their source file's), then in the sink's order
-    (``batch``, then the position read)."""
-    columns = [c for c in read.columns if c != SEQ]
-    order = [SEQ] if SEQ in read.columns else []
-    position = F.monotonically_increasing_id().alias("__at")  # taken before the sort
-    read = read.select(*columns, *order, batch.alias("__batch"), position)
-    return read.orderBy(*order, "__batch", "__at").select(*columns)
+def _in_change_order(read: DataFrame, order: list[SparkColumn]) -> DataFrame:
+    """A result sink's rows sorted by ``order`` (``__seq`` first where the sink has it: a
+    stateless pipeline's changes carry their source file's), rows that tie in the order
+    read; without the internal columns."""
+    keys = [f"__order{i}" for i in range(len(order) + 1)]
+    position = F.monotonically_increasing_id()  # taken before the sort
+    read = read.select("*", *(c.alias(k) for c, k in zip([*order, position], keys, strict=True)))
+    return read.orderBy(*keys).drop(SEQ, *keys)
 
 
 def _first_updating_node(plan: PlanNode) -> str:
