@@ -510,6 +510,11 @@ class Expression:
     milli = millis
 
 
+def _call_repr(name: str, args: tuple[Expression, ...]) -> str:
+    """``call('name', ...)``: how a call of a function by name is written (Call, UnresolvedCall)."""
+    return f"call({', '.join(map(repr, (name, *args)))})"
+
+
 @attrs.frozen(eq=False, repr=False)
 class Column(Expression):
     """A reference to an input column by name."""
@@ -621,7 +626,7 @@ class Call(Expression):
         return f"{fn.name.upper()}({', '.join(map(str, a))})"
 
     def __repr__(self) -> str:
-        return f"call({', '.join(map(repr, (self.name, *self.args)))})"
+        return _call_repr(self.name, self.args)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -778,7 +783,7 @@ class UnresolvedCall(Expression):
         return f"{self.name}({', '.join(map(str, self.args))})"
 
     def __repr__(self) -> str:
-        return f"call({', '.join(map(repr, (self.name, *self.args)))})"
+        return _call_repr(self.name, self.args)
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -69,7 +69,8 @@ _ALIASES = {
     "TIMESTAMPLTZ": "TIMESTAMP_LTZ",  # how sqlglot spells it in CAST(x AS TIMESTAMP_LTZ(3))
     "VOID": "NULL",
 }
-_NUMERIC_ORDER = ["TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE"]
+#: Numeric type names from narrow to wide, as SQL widens a comparison's or an operation's sides.
+NUMERIC_ORDER = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE")
 _INTEGRAL = {"TINYINT", "SMALLINT", "INT", "BIGINT"}
 _TYPE_RE = re.compile(r"^\s*([A-Za-z_ ]+?)\s*(?:\(\s*([0-9 ,]*)\s*\))?\s*(NOT NULL)?\s*$", re.I)
 
@@ -126,7 +127,7 @@ class DataType:
         >>> DataType.parse("DECIMAL(10, 2)").is_numeric, DataType.parse("STRING").is_numeric
         (True, False)
         """
-        return self.name in _NUMERIC_ORDER
+        return self.name in NUMERIC_ORDER
 
     @property
     def is_integral(self) -> bool:
@@ -230,7 +231,7 @@ def common_type(left: DataType, right: DataType) -> DataType | None:
             _INTEGRAL | {"DECIMAL"}
         ):
             return DataType("DECIMAL", (38, max(_scale(left), _scale(right))), nullable)
-        wider = max(left.name, right.name, key=_NUMERIC_ORDER.index)
+        wider = max(left.name, right.name, key=NUMERIC_ORDER.index)
         return DataType.parse(wider).with_nullable(nullable)
     if left.is_timestamp and right.is_timestamp:
         return TIMESTAMP_3.with_nullable(nullable)

@@ -44,7 +44,7 @@ from tableapi.plan.base import PlanNode, UnaryNode
 from tableapi.plan.joins import JoinKind
 from tableapi.plan.relational import Hint
 from tableapi.plan.sources import JdbcSource, Scan
-from tableapi.types import DataType, Field, RowType, TimeKind
+from tableapi.types import NUMERIC_ORDER, DataType, Field, RowType, TimeKind
 
 #: The hints a lookup join takes: FLIP-204's hash lookup join, and FLIP-234/462's LOOKUP.
 LOOKUP_JOIN_HINTS = ("SHUFFLE_HASH", "LOOKUP")
@@ -294,10 +294,6 @@ def _interoperable(a: DataType, b: DataType) -> bool:
     return a.plain().with_nullable(True) == b.plain().with_nullable(True)
 
 
-# Numeric types from narrow to wide, as SQL's implicit cast of a comparison widens them.
-_NUMERIC_ORDER = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE")
-
-
 def _key_type_ok(probe: DataType, dim: DataType) -> bool:
     """Whether ``probe = dim_column`` is a lookup key: probe key values are handed to the
     lookup in the dimension column's type, so the probe side must widen to it (the same
@@ -311,7 +307,7 @@ def _key_type_ok(probe: DataType, dim: DataType) -> bool:
     if probe.is_numeric and dim.is_numeric:
         if "DECIMAL" in (probe.name, dim.name):  # widening depends on precision and scale
             return probe.name == "DECIMAL" and dim.name in ("FLOAT", "DOUBLE")
-        return _NUMERIC_ORDER.index(probe.name) < _NUMERIC_ORDER.index(dim.name)
+        return NUMERIC_ORDER.index(probe.name) < NUMERIC_ORDER.index(dim.name)
     if probe.is_timestamp and dim.is_timestamp:
         return True
     raise ValidationError(
