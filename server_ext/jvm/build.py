@@ -32,7 +32,7 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -100,12 +100,12 @@ def jar_stamp(jar: Path) -> str | None:
         return None
 
 
-def _javac(sources: Path, classpath: str, out: Path) -> None:
+def _javac(sources: Path, classpath: str, out: Path, release: str = "17") -> None:
     javac = find_javac()
     if javac is None:
-        raise JarUnavailable(f"no javac to build the server_ext JVM operators: {JDK_FIX}")
+        raise JarUnavailable(f"no javac to compile the Java sources in {sources}: {JDK_FIX}")
     files = sorted(str(p) for p in sources.rglob("*.java"))
-    cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-cp", classpath]
+    cmd = [javac, "--release", release, "-nowarn", "-encoding", "UTF-8", "-cp", classpath]
     result = subprocess.run(
         [*cmd, "-d", str(out), *files], capture_output=True, text=True, check=False
     )
@@ -126,15 +126,31 @@ def _spark_jars_or_fail() -> Path:
 def build_jar(out: Path = JAR, spark_jars: Path | None = None) -> Path:
     """Compile the main sources into ``out`` (written atomically)."""
     spark_jars = spark_jars or _spark_jars_or_fail()
+    stamp = {STAMP: (sources_digest(spark_jars) or "").encode()}
+    return compile_jar(MAIN_SOURCES, str(spark_jars / "*"), out, entries=stamp)
+
+
+def compile_jar(
+    sources: Path,
+    classpath: str,
+    out: Path,
+    release: str = "17",
+    entries: Mapping[str, bytes] | None = None,
+) -> Path:
+    """Compile every ``.java`` under ``sources`` against ``classpath`` into the jar ``out``,
+    with ``entries`` (name -> bytes: resources, a stamp) beside the classes. Written
+    atomically; the same sources give the same bytes. Also used by the conformance suite for
+    its Flink lookup source (tests/conformance/flink_env.py)."""
     with tempfile.TemporaryDirectory(prefix="tableapi-jvm-") as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        _javac(MAIN_SOURCES, str(spark_jars / "*"), classes)
+        _javac(sources, classpath, classes, release)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + f".{os.getpid()}.tmp")
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
             _add(z, "META-INF/MANIFEST.MF", b"Manifest-Version: 1.0\r\n\r\n")
-            _add(z, STAMP, (sources_digest(spark_jars) or "").encode())
+            for name, data in (entries or {}).items():
+                _add(z, name, data)
             for path in sorted(classes.rglob("*.class")):
                 _add(z, str(path.relative_to(classes)), path.read_bytes())
         os.replace(partial, out)

@@ -18,9 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 FLINK_VERSION = "2.3.0"
@@ -162,14 +160,13 @@ def ensure_lookup_jar(
         ... # doctest: +SKIP
         PosixPath('/repo/.flink-venv/conformance-lookup-0123456789abcdef.jar')
     """
+    # server_ext's jar builder is standard library only: it imports in Flink's virtualenv too
+    from server_ext.jvm.build import compile_jar, find_javac
+
     jar = cache_dir / f"conformance-lookup-{lookup_source_hash(source)}.jar"
     if jar.exists():
         return jar
-    javac = shutil.which("javac")
-    if javac is None and os.environ.get("JAVA_HOME"):
-        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / "javac"
-        javac = str(candidate) if candidate.exists() else None
-    if javac is None:
+    if find_javac() is None:
         raise RuntimeError(
             "the conformance suite's lookup cases need `javac` (a JDK 11+) to build Flink's "
             f"lookup source from {source}: install one (e.g. apt-get install "
@@ -181,34 +178,12 @@ def ensure_lookup_jar(
         if jar.exists():
             return jar
         _log(f"compiling the conformance lookup connector into {jar.name}")
-        with tempfile.TemporaryDirectory(prefix="conformance-lookup-") as tmp:
-            classes = Path(tmp) / "classes"
-            java_files = [str(p) for p in lookup_source_files(source) if p.suffix == ".java"]
-            subprocess.run(
-                [
-                    javac,
-                    "--release",
-                    "11",
-                    "-nowarn",
-                    "-cp",
-                    f"{flink_lib}/*",
-                    "-d",
-                    str(classes),
-                    *java_files,
-                ],
-                check=True,
-            )
-            partial = Path(tmp) / jar.name
-            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-                for path in sorted(classes.rglob("*.class")):
-                    z.write(path, path.relative_to(classes).as_posix())
-                for path in lookup_source_files(source):
-                    rel = path.relative_to(source).as_posix()
-                    if rel.startswith("META-INF/"):
-                        z.write(path, rel)
-            shutil.move(str(partial), jar.with_suffix(".tmp"))
-            os.replace(jar.with_suffix(".tmp"), jar)  # whole or not at all
+        resources = {
+            path.relative_to(source).as_posix(): path.read_bytes()
+            for path in lookup_source_files(source)
+            if path.relative_to(source).as_posix().startswith("META-INF/")
+        }
+        compile_jar(source, f"{flink_lib}/*", jar, release="11", entries=resources)
     return jar
 
 

@@ -15,7 +15,8 @@ A lookup table (``"lookup": true``) is a file of rows read by the ``conformance-
 connector (tests/conformance/flink_lookup), whose jar is built on first use and loaded with
 ``pipeline.jars``.
 
-Standard library and PyFlink only (no tableapi here).
+Standard library and PyFlink only (no tableapi here; the lookup jar is built by
+server_ext.jvm.build, which is standard library only too).
 """
 
 from __future__ import annotations
