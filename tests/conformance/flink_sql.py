@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from tests.conformance.model import Case, Pred, Query, output_columns
+from tests.conformance.model import Case, Pred, Query, output_columns, walk_queries
 
 
 def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> str:
@@ -69,19 +69,12 @@ def primary_keys_for_flink(case: Case) -> dict[str, list[str]]:
     """Primary keys Flink needs beyond the case's: a temporal table function's table joined
     with ``left_outer_join_lateral`` becomes a versioned table (``FOR SYSTEM_TIME AS OF``)."""
     keys = {t["name"]: list(t["primary_key"]) for t in case["tables"]}
-    for q in _walk(case["query"]):
+    for q in walk_queries(case["query"]):
         if q["op"] == "temporal" and q["style"] == "function":
             fn = _function(case, q["function"])
             if not keys[fn["table"]]:
                 keys[fn["table"]] = [fn["key"]]
     return keys
-
-
-def _walk(q: Query):
-    yield q
-    for key in ("input", "left", "right", "sub"):
-        if key in q:
-            yield from _walk(q[key])
 
 
 def _function(case: Case, name: str) -> dict[str, Any]:

@@ -71,7 +71,7 @@ import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +182,19 @@ def scanned_tables(q: Query) -> list[str]:
         if key in q:
             out += scanned_tables(q[key])
     return out
+
+
+def walk_queries(q: Query) -> Iterator[Query]:
+    """A QUERY and every query inside it, parents first.
+
+    Example:
+        >>> [s["op"] for s in walk_queries({"op": "where", "input": {"op": "scan"}})]
+        ['where', 'scan']
+    """
+    yield q
+    for key in ("input", "left", "right", "sub"):
+        if key in q:
+            yield from walk_queries(q[key])
 
 
 # -- changelogs --------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from tests.conformance.model import (
     Query,
     output_columns,
     product_slices,
+    walk_queries,
     write_product_files,
 )
 
@@ -191,15 +192,11 @@ def lookup_options(case: Case) -> dict[str, dict[str, str]]:
         ...                           "input": {"op": "scan", "table": "A"}}})
         {'D': {'lookup.cache': 'FULL'}}
     """
-    out: dict[str, dict[str, str]] = {}
-    todo = [case["query"]]
-    while todo:
-        q = todo.pop()
-        if q["op"] == "lookup":
-            options = {"lookup.cache": q.get("cache", "NONE")} | q.get("cache_options", {})
-            out[q["table"]] = options
-        todo += [q[k] for k in ("input", "left", "right", "sub") if k in q]
-    return out
+    return {
+        q["table"]: {"lookup.cache": q.get("cache", "NONE")} | q.get("cache_options", {})
+        for q in walk_queries(case["query"])
+        if q["op"] == "lookup"
+    }
 
 
 def register_tables(env: TableEnvironment, case: Case, workdir: Path) -> None:
