@@ -156,14 +156,17 @@ def compile_lookup(
 
 
 def _computed_tree(node: LookupJoin, name: str, expr: Expression) -> tuple:
-    """A computed column of the lookup table as the operator's tree: the operator computes
-    it on each fetched row, before the dimension filter and the residual."""
+    """A computed column the join condition reads, as the operator's tree: the operator
+    computes it on each fetched row, before the dimension filter and the residual (the lookup
+    rule computes the others after the join)."""
     try:
         return condition_tree(expr, RowType(()), node.physical_row)
     except ValidationError:
         raise ValidationError(
-            f"The lookup join on {node.table_name} cannot compute its computed column "
-            f"{name} AS {expr} yet: the lookup operator computes a lookup table's computed "
-            f"columns on the fetched rows and supports {OPERATOR_EXPRESSIONS}. Compute the "
-            "value in a select() after the join instead."
+            f"The lookup join on {node.table_name} cannot evaluate its computed column "
+            f"{name} AS {expr} in the join condition yet: the lookup operator computes the "
+            f"computed columns the condition reads on the fetched rows and supports "
+            f"{OPERATOR_EXPRESSIONS}. Filter on {name} in a where() after the join instead (for "
+            "an inner join that is the same result); a computed column the condition does not "
+            "read may use any expression."
         ) from None
