@@ -31,19 +31,23 @@ pytestmark = pytest.mark.integration
 # (seed, cases per family): 4 cases of each family. With the reproductions, 50 cases: about
 # 1 min to install PyFlink, 1-2 min of Flink, 3-4 min of the product on a busy 2-core machine.
 CI_SEEDS = ((11, 2), (12, 2))
+# (family, seed, n): cases the seeds above miss: lookup joins over changelog probes (a left
+# join with a CAST computed column, FULL cache; an inner join hashed on the upsert key with a
+# residual, PARTIAL cache).
+CI_EXTRA = (("lookup", 11, 4), ("lookup", 11, 19))
 REPROS = Path(__file__).resolve().parent / "repros"
 KNOWN: dict[str, str] = {}  # generated CI cases that differ today, and why (README.md)
 
 
 def ci_cases() -> list[dict]:
-    """The fixed cases: the seeds' cases of every family, then the kept reproductions."""
+    """The fixed cases: the seeds' cases of every family and the extra ones, then the kept
+    reproductions."""
     cases = []
-    for seed, per_family in CI_SEEDS:
-        for family in FAMILIES:
-            for n in range(per_family):
-                case = generate(family, seed, n)
-                case["id"] = f"{family}-{seed}-{n}"  # generate()'s ids are unique per family
-                cases.append(case)
+    picked = [(f, seed, n) for seed, k in CI_SEEDS for f in FAMILIES for n in range(k)]
+    for family, seed, n in picked + list(CI_EXTRA):
+        case = generate(family, seed, n)
+        case["id"] = f"{family}-{seed}-{n}"  # generate()'s ids are unique per family
+        cases.append(case)
     for path in sorted(REPROS.glob("*.json")):
         case = load_case(path)
         case["id"] = f"repro-{path.stem}"
