@@ -77,14 +77,15 @@ class TaggedUnion:
 def tagged_union(
     inputs: list[DataFrame],
     keys: list[DataType],
-    rows: list[RowType],
+    children: list[PlanNode],
     time: bool = False,
-    insert_only: bool = False,
 ) -> TaggedUnion:
-    """The union of ``inputs`` (each selected as ``key_columns`` + ``tag_columns`` [+ the
-    time]) with its schema: the keys, ``__side``, ``__kind``, ``__seq``, one struct per
-    input (``rows``, named by :func:`struct_names`) and, with ``time``, ``__t``.
-    ``insert_only``: no input is a changelog."""
+    """The union of ``inputs`` (``children`` compiled, each selected as ``key_columns`` +
+    ``tag_columns`` [+ the time]) with its schema: the keys, ``__side``, ``__kind``,
+    ``__seq``, one struct per child's row (named by :func:`struct_names`) and, with ``time``,
+    ``__t``."""
+    rows = [c.row_type for c in children]
+    insert_only = not any(is_changelog(c) for c in children)
     union = inputs[0]
     for df in inputs[1:]:
         union = union.unionAll(df)

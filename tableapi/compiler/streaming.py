@@ -263,9 +263,8 @@ class StreamingCompiler(Compiler):
                 tagged(wire.RIGHT, node.right, [k.right for k in keys], rtime),
             ],
             types,
-            rows,
+            [node.left, node.right],
             time=bounds is not None,
-            insert_only=not (is_changelog(node.left) or is_changelog(node.right)),
         )
         if bounds is not None:
             return self._operator(node, union, interval_join_spec(node))
@@ -298,10 +297,7 @@ class StreamingCompiler(Compiler):
             )
             for i, child in enumerate(node.relations)
         ]
-        insert_only = not any(is_changelog(r) for r in node.relations)
-        return self._operator(
-            node, tagged_union(tagged, types, rows, insert_only=insert_only), spec
-        )
+        return self._operator(node, tagged_union(tagged, types, list(node.relations)), spec)
 
     def visit_TemporalJoin(self, node: TemporalJoin) -> DataFrame:
         """The temporal join operator over both inputs tagged by side; probe rows that arrive
@@ -348,9 +344,8 @@ class StreamingCompiler(Compiler):
                 tagged(wire.RIGHT, node.right, [k.right for k in keys], right_time),
             ],
             types,
-            rows,
+            [node.left, node.right],
             time=True,
-            insert_only=not (is_changelog(node.left) or is_changelog(node.right)),
         )
         out = self._operator(node, union, spec, keep_late=True)
         late = F.col(KIND) == F.lit(tw.LATE)
