@@ -34,8 +34,12 @@ never evicts (1 - distinct keys / rows), which no cache placement can beat. With
 over 100,000 keys it is about 0.92 while (b) already reaches about 0.65, so (c)/(b) cannot
 reach 1.5x there; the uniform keys are where the goal can be met (and is).
 
+Each case runs ``--repeat`` times (3; caches start cold each time: a query's caches are its
+own); the table shows the median run (its seconds and metrics) and the spread of the runs'
+rows/s.
+
 ``--quick``: 40,000 rows over 4,000 keys, a 4,000-row table, caches of 200 keys, (e) on
-10,000 rows: the same cases in about a minute.
+10,000 rows, one run each: the same cases in about a minute.
 
 ``--scope-rows N`` (default 0: skipped) adds the measurement behind where caches live
 (server_ext/lookup/caches.py), on the operator directly: a STREAMING query over N uniform
@@ -53,14 +57,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import shutil
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/postgres.py
 
@@ -345,7 +350,19 @@ def _col(name: str) -> Any:
 
 FULL = {"lookup.cache": "FULL", "lookup.full-cache.periodic-reload.interval": "1 h"}
 QUICK = {"rows": 40_000, "keys": 4_000, "table_rows": 4_000, "cache_rows": 200,
-         "per_row_rows": 10_000}  # fmt: skip
+         "per_row_rows": 10_000, "repeat": 1}  # fmt: skip
+
+
+T = TypeVar("T")
+
+
+def median_run(run: Callable[[], tuple[float, T]], n: int) -> tuple[float, T, str]:
+    """``run()`` (seconds, result) ``n`` times: the median run's seconds and result, and the
+    runs' spread (``min-max s``)."""
+    runs = sorted((run() for _ in range(n)), key=lambda r: r[0])
+    seconds, result = runs[len(runs) // 2]
+    spread = f"{runs[0][0]:.1f}-{runs[-1][0]:.1f}" if n > 1 else f"{seconds:.1f}"
+    return seconds, result, spread
 
 
 def main() -> int:
@@ -362,6 +379,7 @@ def main() -> int:
     p.add_argument(
         "--arrow-batch", type=int, default=10_000, help="Arrow batch rows (Spark: 10,000)"
     )
+    p.add_argument("--repeat", type=int, default=3, help="runs per case (the median is shown)")
     p.add_argument("--remote", help="sc://host:port (default: an embedded server)")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--postgres-url", "--pg-url", dest="pg_url", help="jdbc:postgresql://...")
@@ -405,28 +423,39 @@ def main() -> int:
                 ]
                 for label, options, shuffle in cases:
                     print(f"{dist}: {label} ...", flush=True)
-                    seconds, m = run_table_api(env, df, source, options, shuffle, matches)
-                    print(f"   {seconds:.1f} s, {m}", flush=True)
+                    seconds, m, spread = median_run(
+                        functools.partial(
+                            run_table_api, env, df, source, options, shuffle, matches
+                        ),
+                        args.repeat,
+                    )
+                    print(f"   {spread} s, {m}", flush=True)
                     table.append(
                         (
                             dist, label, args.rows, f"{args.rows / seconds:,.0f}",
                             f"{ratio(m):.3f}", f"{1000 * m['numQueries'] / args.rows:.2f}",
-                            f"{seconds:.1f}",
+                            spread,
                         )
                     )  # fmt: skip
                 n_e = min(args.rows, args.per_row_rows)
                 print(f"{dist}: (e) one query per row, {n_e:,} rows ...", flush=True)
-                seconds = run_per_row(probe(spark, n_e, args.keys, dist, args.partitions), source)
+                few = probe(spark, n_e, args.keys, dist, args.partitions)
+                seconds, _, spread = median_run(
+                    lambda: (run_per_row(few, source), None),  # noqa: B023 (called here)
+                    args.repeat,
+                )
                 table.append(
                     (dist, "(e) one query per row (Flink JDBC)", n_e, f"{n_e / seconds:,.0f}",
-                     "-", "1000.00", f"{seconds:.1f}")
+                     "-", "1000.00", spread)
                 )  # fmt: skip
                 print(f"{dist}: (f) broadcast join of a snapshot ...", flush=True)
-                seconds = run_broadcast(spark, df, source)
+                seconds, _, spread = median_run(
+                    lambda: (run_broadcast(spark, df, source), None),  # noqa: B023 (called here)
+                    args.repeat,
+                )
                 table.append(
                     (dist, "(f) broadcast join, snapshot read", args.rows,
-                     f"{args.rows / seconds:,.0f}", "-", f"{1000 / args.rows:.3f}",
-                     f"{seconds:.1f}")
+                     f"{args.rows / seconds:,.0f}", "-", f"{1000 / args.rows:.3f}", spread)
                 )  # fmt: skip
             if table:
                 print_table(args, table, best)
@@ -451,7 +480,8 @@ def print_table(args: argparse.Namespace, table: list[tuple], best: dict[str, fl
         f"\n{args.rows:,} probe rows over {args.keys:,} keys, "
         f"{args.partitions} partitions, {args.table_rows:,}-row PostgreSQL table, "
         f"PARTIAL cache {args.cache_rows:,} keys per cache, Arrow batches of "
-        f"{args.arrow_batch:,} rows, master {args.master}"
+        f"{args.arrow_batch:,} rows, master {args.master}; the median of {args.repeat} run(s) "
+        "per case (s: the runs' fastest-slowest)"
     )
     names = ["keys", "case", "rows", "rows/s", "hit ratio", "queries/1k rows", "s"]
     print(tableau(names, table))
