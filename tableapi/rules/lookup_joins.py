@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.expressions import Column, Expression, Literal, and_, conjuncts, if_then_else
+from tableapi.expressions import (
+    Cast,
+    Column,
+    Expression,
+    Literal,
+    and_,
+    conjuncts,
+    if_then_else,
+)
 from tableapi.plan import Exchange, Filter, JoinKind, LookupJoin, PlanNode, Project
 from tableapi.schema import ComputedColumn
 
@@ -60,15 +68,19 @@ def _computed_after(join: LookupJoin) -> PlanNode:
         return join
     kept = tuple(c for c in schema.columns if c.name not in after)
     table = attrs.evolve(join.table, declared=attrs.evolve(schema, columns=kept))
+    inner = attrs.evolve(join, table=table)
     matched = Column(join.lookup.keys[0].column).is_not_null
 
     def value(c: ComputedColumn) -> Expression:
-        if join.kind is JoinKind.INNER:
-            return c.expr
-        return if_then_else(matched, c.expr, Literal(None, c.type.with_nullable(True)))
+        e = c.expr
+        if join.kind is JoinKind.LEFT:
+            e = if_then_else(matched, e, Literal(None, c.type.with_nullable(True)))
+        # the join's output type: no time attribute (a PROCTIME() column is a plain value)
+        out = join.row_type.field(c.name).type
+        return e if e.type_in(inner.row_type) == out else Cast(e, out)
 
     exprs = [Column(n) for n in join.input.row_type.names] + [
         value(c) if isinstance(c, ComputedColumn) and c.name in after else Column(c.name)
         for c in schema.columns
     ]
-    return Project(attrs.evolve(join, table=table), tuple(exprs), join.row_type.names)
+    return Project(inner, tuple(exprs), join.row_type.names)

@@ -346,6 +346,7 @@ def labels_env() -> TableEnvironment:
             .column_by_expression("label", "CAST(id AS STRING)")
             .column_by_expression("tagged", "CONCAT(CAST(id AS STRING), '!')")
             .column("score", "INT")
+            .column_by_expression("seen", "PROCTIME()")  # a plain timestamp after the join
             .build()
         )
         .option("url", DB)
