@@ -20,7 +20,7 @@ from tableapi.expressions import (
     UnresolvedCall,
     UserCall,
 )
-from tableapi.types import RowType
+from tableapi.types import DataType, RowType
 from tableapi.types import to_spark as spark_type
 
 Op = Callable[..., SparkColumn]
@@ -68,6 +68,20 @@ _CAST_RESULT = {
 }
 
 
+def cast(value: SparkColumn, source: DataType, to: DataType) -> SparkColumn:
+    """``CAST(value AS to)`` with Flink's text for a BOOLEAN ('TRUE', where Spark writes
+    'true') and a TIMESTAMP(p) (p fraction digits always: '10:00:00.500', where Spark drops
+    trailing zeros); otherwise Spark's cast, which writes numbers, dates and decimals as
+    Flink does."""
+    if to.is_string and source.name == "BOOLEAN":
+        return F.upper(value.cast("string"))
+    if to.is_string and source.is_timestamp:
+        digits = source.params[0] if source.params else 6
+        fraction = "." + "S" * digits if digits else ""
+        return F.date_format(value, "yyyy-MM-dd HH:mm:ss" + fraction)
+    return value.cast(to.spark_ddl)
+
+
 def ref(name: str) -> SparkColumn:
     """A column reference that survives dots and spaces in names."""
     return F.col("`" + name.replace("`", "``") + "`")
@@ -83,7 +97,7 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, Alias):
         return to_spark(expr.expr, row).alias(expr.name)
     if isinstance(expr, Cast):
-        return to_spark(expr.expr, row).cast(expr.to.spark_ddl)
+        return cast(to_spark(expr.expr, row), expr.expr.type_in(row), expr.to)
     if isinstance(expr, UserCall):
         user = expr.function
         # An explicit type object and useArrow: F.udf would otherwise ask the *active* Spark

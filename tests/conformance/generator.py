@@ -156,9 +156,12 @@ def _computed(rng: random.Random, p: str, columns: list, i: int) -> tuple[str, s
         elif ty == "STRING":
             choices += [(f"UPPER({c})", "STRING"), (f"CONCAT({c}, '!')", "STRING")]
         elif ty == "DOUBLE":
-            choices += [(f"{c} * 2", "DOUBLE")]
+            choices += [(f"{c} * 2", "DOUBLE"), (f"CAST({c} AS STRING)", "STRING")]
         elif ty == "TIMESTAMP(3)":
             choices += [(f"{c} + INTERVAL '1' SECOND", "TIMESTAMP(3)")]
+            choices += [(f"CAST({c} AS STRING)", "STRING")]
+        elif ty in ("BOOLEAN", "DECIMAL(10, 2)"):
+            choices += [(f"CAST({c} AS STRING)", "STRING")]
     expr, ty = rng.choice(choices)
     return name, expr, ty
 
@@ -419,6 +422,9 @@ def gen_interval(rng: random.Random, seed: int, n: int) -> Case:
     return case
 
 
+TEMPORAL_KEYS = ("a_k", "r_k")
+
+
 def gen_temporal(rng: random.Random, seed: int, n: int) -> Case:
     """Event-time temporal joins (FOR SYSTEM_TIME AS OF) and temporal table functions."""
     case = _base(rng, "temporal", seed, n)
@@ -444,6 +450,10 @@ def gen_temporal(rng: random.Random, seed: int, n: int) -> Case:
     res = []
     if rng.random() < 0.3:
         p = residual(rng, output_columns(case, _scan("A")), output_columns(case, _scan("R")))
+        if p and style == "function" and p.get("cmp") == "=" and p.get("left") in TEMPORAL_KEYS:
+            # Flink 2.3 fails to plan a temporal table function join whose key equals a
+            # constant ("Unsupported call: __TEMPORAL_JOIN_CONDITION_PRIMARY_KEY"; README)
+            p = {**p, "cmp": "<="}
         if p:
             res.append(p)
     q: Query = {
@@ -515,14 +525,20 @@ def gen_multiway(rng: random.Random, seed: int, n: int) -> Case:
     return case
 
 
+#: The computed family's value columns (each a CAST to STRING among its computed columns).
+COMPUTED_TYPES = ("INT", "STRING", "DOUBLE", "DECIMAL(10, 2)", "BOOLEAN")
+
+
 def gen_computed(rng: random.Random, seed: int, n: int) -> Case:
     """Joins whose keys, residuals or outputs are computed columns."""
     case = _base(rng, "computed", seed, n)
     case["mode"] = rng.choice(["batch", "streaming"])
     key_type = "INT"
     for name in ("A", "B"):
-        spec = TableSpec(name, key_type, values=1, computed=rng.randint(1, 2))
-        case["tables"].append(gen_table(rng, spec, ("INT", "STRING", "DOUBLE")))
+        spec = TableSpec(
+            name, key_type, values=1, computed=rng.randint(1, 2), rowtime=rng.random() < 0.25
+        )
+        case["tables"].append(gen_table(rng, spec, COMPUTED_TYPES))
     q = _binary_join(rng, case, ("inner", "left", "right", "full", "semi", "anti"))
     # join on a computed column when both sides have one of a type
     lc = [c for c in case["tables"][0]["computed"]]

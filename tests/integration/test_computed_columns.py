@@ -121,3 +121,64 @@ def _written_columns(path: Path, fmt: str) -> list[str] | int:
     # csv without a header: count the fields of a non-empty line
     lines = [line for p in files for line in p.read_text().splitlines() if line]
     return len(lines[0].split(","))
+
+
+def flink_text(value: object, precision: int | None = None) -> str | None:
+    """``CAST(value AS STRING)`` as Flink writes it: TRUE/FALSE, a timestamp with exactly its
+    precision's fraction digits, a DOUBLE as Java's Double.toString (Python's repr for the
+    plain decimals used here)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).upper()
+    if isinstance(value, dt.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return text[: len(text) - 6 + (precision or 0)] if precision else text[:-7]
+    if isinstance(value, float):
+        assert 1e-3 <= abs(value) < 1e7, "Java writes this one in E notation"
+        return repr(value)
+    return str(value)
+
+
+def test_cast_to_string_writes_booleans_and_timestamps_as_flink_does(
+    env: TableEnvironment, shared_dir: Path
+) -> None:
+    """Spark writes 'true' and drops a timestamp's trailing zeros ('10:00:00', '10:00:00.5');
+    Flink writes 'TRUE' and p fraction digits for a TIMESTAMP(p) ('10:00:00.000')."""
+    t = dt.datetime(2024, 1, 1, 10, 0, 0)
+    rows = [
+        (True, t, 1.5),
+        (False, t + dt.timedelta(milliseconds=500), 0.25),
+        (None, t + dt.timedelta(milliseconds=123), None),
+    ]
+    write_json(shared_dir / "flags", ["flag", "ts", "d"], rows)
+    schema = (
+        Schema.new_builder()
+        .column("flag", "BOOLEAN")
+        .column("ts", "TIMESTAMP(3)")
+        .column("d", "DOUBLE")
+        .column_by_expression("flag_s", "CAST(flag AS STRING)")
+        .column_by_expression("ts_s", "CAST(ts AS STRING)")
+        .build()
+    )
+    env.create_temporary_table(
+        "Flags",
+        TableDescriptor.for_connector("filesystem")
+        .schema(schema)
+        .option("path", str(shared_dir / "flags"))
+        .option("format", "json")
+        .build(),
+    )
+    q = env.from_path("Flags").select(
+        col("flag_s"),
+        col("ts_s"),
+        col("d").cast("STRING"),
+        col("ts").cast("TIMESTAMP(0)").cast("STRING"),
+        col("flag").cast("VARCHAR(5)"),
+    )
+    got = sorted((tuple(r) for r in q.execute().collect()), key=repr)
+    want = [
+        (flink_text(f), flink_text(ts, 3), flink_text(d), flink_text(ts, 0), flink_text(f))
+        for f, ts, d in rows
+    ]
+    assert got == sorted(want, key=repr)
