@@ -175,6 +175,14 @@ def _numeric_same(name: str, types: Sequence[DataType]) -> DataType:
     return types[0].plain().with_nullable(_nullable(types))
 
 
+def _to_integer_value(name: str, types: Sequence[DataType]) -> DataType:
+    """FLOOR and CEIL: the argument's type, a DECIMAL(p, s) as DECIMAL(p, 0) (Flink's)."""
+    result = _numeric_same(name, types)
+    if result.name == "DECIMAL" and result.params[1:] != (0,):
+        return DataType("DECIMAL", (result.params[0], 0), result.nullable)
+    return result
+
+
 def _to_double(name: str, types: Sequence[DataType]) -> DataType:
     if not all(t.is_numeric for t in types):
         raise _fail(name, types, "numeric arguments")
@@ -271,8 +279,8 @@ _DEFS = [
     # numbers
     FunctionDef("abs", _numeric_same),
     FunctionDef("round", _numeric_same, 1, 2),
-    FunctionDef("floor", _numeric_same),
-    FunctionDef("ceil", _numeric_same),
+    FunctionDef("floor", _to_integer_value),
+    FunctionDef("ceil", _to_integer_value),
     FunctionDef("power", _to_double, 2, 2),
     FunctionDef("sqrt", _to_double),
     FunctionDef("exp", _to_double),

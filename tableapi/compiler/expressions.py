@@ -65,6 +65,7 @@ _CAST_RESULT = {
     "hour",
     "minute",
     "second",
+    "sign",
 }
 
 
@@ -113,6 +114,10 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
         if fn.name == "divide" and expr.type_in(row).is_integral:
             # Flink divides integers to an integer; Spark's / would give a DOUBLE.
             return F.call_function("div", *args).cast(expr.type_in(row).spark_ddl)
+        if fn.name == "divide" and expr.type_in(row).name in ("FLOAT", "DOUBLE"):
+            return _float_divide(*args)
+        if fn.name == "initcap":
+            return _initcap(args[0])
         if fn.name in _OPS:
             return _OPS[fn.name](*args)
         result = F.call_function(fn.spark_name or fn.name, *args)
@@ -122,3 +127,27 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, InTable | UnresolvedCall):
         raise ValidationError(f"{expr} should have been resolved before compiling.")
     raise TypeError(f"cannot compile {type(expr).__name__}")
+
+
+def _float_divide(a: SparkColumn, b: SparkColumn) -> SparkColumn:
+    """Flink's (Java's) floating division: ``x / 0`` is +-Infinity (NaN for 0 / 0), where
+    Spark fails the query (ANSI mode). ``a * +-Infinity`` is that quotient, the sign taken
+    from the zero's (``atan2(-0.0, -1) < 0``)."""
+    inf = F.lit(float("inf"))
+    signed = F.when(F.atan2(b, F.lit(-1.0)) < 0, -inf).otherwise(inf)
+    return F.when(b == 0, a * signed).otherwise(a / b)
+
+
+def _initcap(s: SparkColumn) -> SparkColumn:
+    """Flink's INITCAP (Calcite's): a word is a run of ASCII letters and digits; its first
+    letter is upper-cased and its other ASCII letters lower-cased, other characters kept.
+    Spark's initcap splits on spaces only and changes every letter ('a_b' -> 'A_b', Flink
+    'A_B'; 'émile' -> 'Émile', Flink 'éMile')."""
+    chars = F.split(s, "")
+
+    def one(c: SparkColumn, i: SparkColumn) -> SparkColumn:
+        starts = (i == 0) | ~F.element_at(chars, i).rlike("^[A-Za-z0-9]$")
+        ascii_letter = c.rlike("^[A-Za-z]$")
+        return F.when(ascii_letter & starts, F.upper(c)).when(ascii_letter, F.lower(c)).otherwise(c)
+
+    return F.when(s == "", s).otherwise(F.array_join(F.transform(chars, one), ""))

@@ -152,16 +152,22 @@ def _computed(rng: random.Random, p: str, columns: list, i: int) -> tuple[str, s
                 (f"COALESCE({c}, 0)", ty),
                 (f"CAST({c} AS STRING)", "STRING"),
                 (f"CASE WHEN {c} > 2 THEN 'hi' ELSE 'lo' END", "STRING"),
+                (f"SIGN({c} - 2)", ty),
             ]
         elif ty == "STRING":
             choices += [(f"UPPER({c})", "STRING"), (f"CONCAT({c}, '!')", "STRING")]
+            choices += [(f"INITCAP(CONCAT({c}, '_a b'))", "STRING")]  # 'X_A B' in Flink
         elif ty == "DOUBLE":
             choices += [(f"{c} * 2", "DOUBLE"), (f"CAST({c} AS STRING)", "STRING")]
+            choices += [(f"{c} / ({c} - 2.0)", "DOUBLE")]  # x / 0.0: Infinity, as in Java
         elif ty == "TIMESTAMP(3)":
             choices += [(f"{c} + INTERVAL '1' SECOND", "TIMESTAMP(3)")]
             choices += [(f"CAST({c} AS STRING)", "STRING")]
-        elif ty in ("BOOLEAN", "DECIMAL(10, 2)"):
+        elif ty == "BOOLEAN":
             choices += [(f"CAST({c} AS STRING)", "STRING")]
+        elif ty == "DECIMAL(10, 2)":
+            choices += [(f"CAST({c} AS STRING)", "STRING"), (f"FLOOR({c})", "DECIMAL(10, 0)")]
+            choices += [(f"CEIL({c})", "DECIMAL(10, 0)")]
     expr, ty = rng.choice(choices)
     return name, expr, ty
 

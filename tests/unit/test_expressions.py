@@ -312,3 +312,22 @@ def test_conjuncts_and_aggregates():
     assert not is_aggregate(col("a").sum + 1)
     assert contains_aggregate(col("a").sum + 1)
     assert not contains_aggregate(col("a") + 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "type_"),
+    [
+        ("FLOOR(m)", "DECIMAL(10, 0)"),  # Flink 2.3: FLOOR(DECIMAL(10, 2)) is DECIMAL(10, 0)
+        ("CEIL(m)", "DECIMAL(10, 0)"),
+        ("FLOOR(d)", "DOUBLE"),
+        ("SIGN(i)", "INT"),  # Spark's signum is a DOUBLE: the compiler casts it
+        ("SIGN(m)", "DECIMAL(10, 2)"),
+    ],
+)
+def test_result_types_are_flinks(text: str, type_: str) -> None:
+    from tableapi.sql_expressions import parse_expression
+    from tableapi.types import DataType, RowType
+
+    row = RowType.of(("m", DataType.parse("DECIMAL(10, 2)")), ("d", DataType.parse("DOUBLE")),
+                     ("i", DataType.parse("INT")))  # fmt: skip
+    assert parse_expression(text).type_in(row) == DataType.parse(type_)
