@@ -151,7 +151,12 @@ def _convert(node: exp.Expression, text: str) -> Expression:
 
 
 def _number(text: str) -> int | float | decimal.Decimal:
+    """A numeric literal as Flink SQL types it: ``12`` an INT, ``1.5`` a DECIMAL (exact:
+    ``0.1 + 0.2`` is 0.3), ``1.5E3`` a DOUBLE."""
     try:
         return int(text)
     except ValueError:
+        pass
+    if "e" in text.lower():
         return float(text)
+    return decimal.Decimal(text)

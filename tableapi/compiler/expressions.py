@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,12 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
         return ref(expr.name)
     if isinstance(expr, Literal):
         value = F.lit(expr.value)
+        if isinstance(expr.value, decimal.Decimal):
+            # Flink's type for 0.5 is DECIMAL(1, 1); Spark Connect would send a wider one,
+            # and arithmetic scales follow the operands' precisions.
+            digits, exponent = expr.value.as_tuple()[1:]
+            scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+            return value.cast(f"decimal({max(len(digits), scale, 1)},{scale})")
         return value.cast(expr.type.spark_ddl) if expr.value is None else value
     if isinstance(expr, Alias):
         return to_spark(expr.expr, row).alias(expr.name)
@@ -116,6 +123,15 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
             return F.call_function("div", *args).cast(expr.type_in(row).spark_ddl)
         if fn.name == "divide" and expr.type_in(row).name in ("FLOAT", "DOUBLE"):
             return _float_divide(*args)
+        if fn.name == "divide" and expr.type_in(row).name == "DECIMAL":
+            # Spark types an integer literal as the narrowest DECIMAL (3: DECIMAL(1, 0)), which
+            # shrinks a quotient's scale (DECIMAL(10, 2) / 3: 6 digits); Flink's 3 is an INT,
+            # DECIMAL(10, 0) (13 digits). A cast keeps the literal's declared type.
+            args = [
+                c.cast(a.type.spark_ddl) if isinstance(a, Literal) and a.type.is_integral else c
+                for a, c in zip(expr.args, args, strict=True)
+            ]
+            return _OPS["divide"](*args)
         if fn.name == "initcap":
             return _initcap(args[0])
         if fn.name in _OPS:

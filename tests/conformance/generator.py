@@ -153,6 +153,7 @@ def _computed(rng: random.Random, p: str, columns: list, i: int) -> tuple[str, s
                 (f"CAST({c} AS STRING)", "STRING"),
                 (f"CASE WHEN {c} > 2 THEN 'hi' ELSE 'lo' END", "STRING"),
                 (f"SIGN({c} - 2)", ty),
+                (f"{c} * 1.5", "DECIMAL(12, 1)"),  # 1.5 is an exact DECIMAL(2, 1)
             ]
         elif ty == "STRING":
             choices += [(f"UPPER({c})", "STRING"), (f"CONCAT({c}, '!')", "STRING")]
@@ -167,7 +168,7 @@ def _computed(rng: random.Random, p: str, columns: list, i: int) -> tuple[str, s
             choices += [(f"CAST({c} AS STRING)", "STRING")]
         elif ty == "DECIMAL(10, 2)":
             choices += [(f"CAST({c} AS STRING)", "STRING"), (f"FLOOR({c})", "DECIMAL(10, 0)")]
-            choices += [(f"CEIL({c})", "DECIMAL(10, 0)")]
+            choices += [(f"CEIL({c})", "DECIMAL(10, 0)"), (f"{c} / 3", "DECIMAL(21, 13)")]
     expr, ty = rng.choice(choices)
     return name, expr, ty
 

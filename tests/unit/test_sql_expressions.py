@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 
 import pytest
 
@@ -144,8 +145,10 @@ def test_literals():
     assert parse_expression("'it''s'").same_as(lit("it's"))
     assert parse_expression("TRUE").same_as(lit(True))
     assert parse_expression("NULL").same_as(lit(None))
-    assert parse_expression("1.5").same_as(lit(1.5))
     assert parse_expression("42").same_as(lit(42))
+    # as Flink SQL types them: an exact DECIMAL, a DOUBLE with an exponent
+    assert parse_expression("1.5").same_as(lit(decimal.Decimal("1.5")))
+    assert parse_expression("1.5E3").same_as(lit(1500.0))
 
 
 @pytest.mark.parametrize(
