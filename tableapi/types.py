@@ -244,6 +244,17 @@ def _scale(t: DataType) -> int:
     return t.params[1] if t.name == "DECIMAL" else 0
 
 
+def decimal_digits(value: decimal.Decimal) -> tuple[int, int]:
+    """The (precision, scale) that holds ``value`` exactly: Flink's type of the literal.
+
+    >>> decimal_digits(decimal.Decimal("0.5")), decimal_digits(decimal.Decimal("12.30"))
+    ((1, 1), (4, 2))
+    """
+    _, digits, exponent = value.as_tuple()
+    scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return max(len(digits), scale, 1), scale
+
+
 def type_of_value(value: object) -> DataType:
     """The Flink type of a Python literal."""
     if value is None:
@@ -255,9 +266,7 @@ def type_of_value(value: object) -> DataType:
     if isinstance(value, float):
         return DOUBLE.with_nullable(False)
     if isinstance(value, decimal.Decimal):
-        exponent = value.as_tuple().exponent
-        scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-        return DataType("DECIMAL", (38, scale), False)
+        return DataType("DECIMAL", (38, decimal_digits(value)[1]), False)
     if isinstance(value, str):
         return STRING.with_nullable(False)
     if isinstance(value, bytes):

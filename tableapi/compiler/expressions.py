@@ -21,7 +21,7 @@ from tableapi.expressions import (
     UnresolvedCall,
     UserCall,
 )
-from tableapi.types import DataType, RowType
+from tableapi.types import DataType, RowType, decimal_digits
 from tableapi.types import to_spark as spark_type
 
 Op = Callable[..., SparkColumn]
@@ -31,7 +31,6 @@ _OPS: dict[str, Op] = {
     "plus": lambda a, b: a + b,
     "minus": lambda a, b: a - b,
     "times": lambda a, b: a * b,
-    "divide": lambda a, b: a / b,
     "mod": lambda a, b: a % b,
     "negate": lambda a: -a,
     "equals": lambda a, b: a == b,
@@ -94,14 +93,7 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, Column):
         return ref(expr.name)
     if isinstance(expr, Literal):
-        value = F.lit(expr.value)
-        if isinstance(expr.value, decimal.Decimal):
-            # Flink's type for 0.5 is DECIMAL(1, 1); Spark Connect would send a wider one,
-            # and arithmetic scales follow the operands' precisions.
-            digits, exponent = expr.value.as_tuple()[1:]
-            scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-            return value.cast(f"decimal({max(len(digits), scale, 1)},{scale})")
-        return value.cast(expr.type.spark_ddl) if expr.value is None else value
+        return _literal(expr)
     if isinstance(expr, Alias):
         return to_spark(expr.expr, row).alias(expr.name)
     if isinstance(expr, Cast):
@@ -118,20 +110,17 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, Call):
         fn = expr.function
         args = [to_spark(a, row) for a in expr.args]
-        if fn.name == "divide" and expr.type_in(row).is_integral:
-            # Flink divides integers to an integer; Spark's / would give a DOUBLE.
-            return F.call_function("div", *args).cast(expr.type_in(row).spark_ddl)
-        if fn.name == "divide" and expr.type_in(row).name in ("FLOAT", "DOUBLE"):
-            return _float_divide(*args)
-        if fn.name == "divide" and expr.type_in(row).name == "DECIMAL":
-            # Spark types an integer literal as the narrowest DECIMAL (3: DECIMAL(1, 0)), which
-            # shrinks a quotient's scale (DECIMAL(10, 2) / 3: 6 digits); Flink's 3 is an INT,
-            # DECIMAL(10, 0) (13 digits). A cast keeps the literal's declared type.
-            args = [
-                c.cast(a.type.spark_ddl) if isinstance(a, Literal) and a.type.is_integral else c
-                for a, c in zip(expr.args, args, strict=True)
-            ]
-            return _OPS["divide"](*args)
+        if fn.name == "divide":
+            quotient = expr.type_in(row)
+            if quotient.name == "DECIMAL":
+                # Spark types a bare integer beside a DECIMAL by its digits (3: DECIMAL(1, 0)),
+                # which cuts the quotient's scale (DECIMAL(10, 2) / 3: 6 fraction digits);
+                # Flink's 3 is an INT, DECIMAL(10, 0) (13 digits): keep the declared type.
+                args = [
+                    c.cast(a.type.spark_ddl) if isinstance(a, Literal) and a.type.is_integral else c
+                    for a, c in zip(expr.args, args, strict=True)
+                ]
+            return _divide(args[0], args[1], quotient)
         if fn.name == "initcap":
             return _initcap(args[0])
         if fn.name in _OPS:
@@ -145,13 +134,28 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     raise TypeError(f"cannot compile {type(expr).__name__}")
 
 
-def _float_divide(a: SparkColumn, b: SparkColumn) -> SparkColumn:
-    """Flink's (Java's) floating division: ``x / 0`` is +-Infinity (NaN for 0 / 0), where
-    Spark fails the query (ANSI mode). ``a * +-Infinity`` is that quotient, the sign taken
-    from the zero's (``atan2(-0.0, -1) < 0``)."""
-    inf = F.lit(float("inf"))
-    signed = F.when(F.atan2(b, F.lit(-1.0)) < 0, -inf).otherwise(inf)
-    return F.when(b == 0, a * signed).otherwise(a / b)
+def _literal(expr: Literal) -> SparkColumn:
+    """A literal; a NULL with its type, a decimal with exactly Flink's (0.5: DECIMAL(1, 1);
+    Spark Connect would send a wider one, and decimal arithmetic scales follow the
+    operands' precisions)."""
+    value = F.lit(expr.value)
+    if isinstance(expr.value, decimal.Decimal):
+        return value.cast("decimal({},{})".format(*decimal_digits(expr.value)))
+    return value.cast(expr.type.spark_ddl) if expr.value is None else value
+
+
+def _divide(a: SparkColumn, b: SparkColumn, result: DataType) -> SparkColumn:
+    """``a / b`` as Flink divides: integers to an integer (Spark's / gives a DOUBLE), floating
+    numbers as Java does: ``x / 0`` is +-Infinity (NaN for 0 / 0) where Spark fails the query
+    (ANSI mode), computed as ``a * +-Infinity`` with the zero's sign
+    (``atan2(-0.0, -1) < 0``)."""
+    if result.is_integral:
+        return F.call_function("div", a, b).cast(result.spark_ddl)
+    if result.name in ("FLOAT", "DOUBLE"):
+        inf = F.lit(float("inf"))
+        signed = F.when(F.atan2(b, F.lit(-1.0)) < 0, -inf).otherwise(inf)
+        return F.when(b == 0, a * signed).otherwise(a / b)
+    return a / b
 
 
 def _initcap(s: SparkColumn) -> SparkColumn:
