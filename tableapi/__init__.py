@@ -11,7 +11,13 @@ Example::
 
 from tableapi.descriptor import TableDescriptor
 from tableapi.environment import TableConfig, TableEnvironment
-from tableapi.errors import DataError, ServerError, TableApiError, ValidationError
+from tableapi.errors import (
+    DatabaseError,
+    DataError,
+    ServerError,
+    TableApiError,
+    ValidationError,
+)
 from tableapi.expressions import (
     Expression,
     and_,
@@ -33,6 +39,7 @@ from tableapi.types import DataType
 __all__ = [
     "DataError",
     "DataType",
+    "DatabaseError",
     "Expression",
     "GroupedTable",
     "Row",

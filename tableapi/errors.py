@@ -46,6 +46,43 @@ class DataError(TableApiError, RuntimeError):
     """
 
 
+class DatabaseError(TableApiError, RuntimeError):
+    """A lookup table's database failed the query (unreachable after ``lookup.max-retries``,
+    or it refused the lookup query); the message names the lookup table, the database's
+    address and what to check. The Spark Connect server is fine: run the query again once
+    the database is back.
+
+    >>> error = lookup_failure(Exception("LookupSourceError: Lookup table 'T': PostgreSQL "
+    ...     "database 'db' at 10.0.0.5:5432 (table t) is unreachable; ..."))
+    >>> isinstance(error, DatabaseError), isinstance(error, RuntimeError)
+    (True, True)
+    """
+
+
+# A lookup query's failure as server_ext.lookup.sources raises it in a Python worker: its
+# message, then the SQL of a refused query (the worker's traceback and the JVM's follow).
+_LOOKUP_FAILURE = re.compile(r"LookupSourceError: (Lookup table [^\n]*)(\nSQL: [^\n]*)?")
+
+
+def lookup_failure(error: BaseException) -> DatabaseError | None:
+    r"""The :class:`DatabaseError` for a query that failed because a lookup table's database
+    did, or None when ``error`` is something else.
+
+    >>> e = Exception("[PYTHON_EXCEPTION] ... LookupSourceError: Lookup table 'Users': "
+    ...     "PostgreSQL database 'db' at 10.0.0.5:5432 (table users) is unreachable; 4 "
+    ...     "attempts failed.\n\tat org.apache.spark...")
+    >>> print(lookup_failure(e))  # doctest: +NORMALIZE_WHITESPACE
+    Lookup table 'Users': PostgreSQL database 'db' at 10.0.0.5:5432 (table users) is
+    unreachable; 4 attempts failed.
+    >>> lookup_failure(Exception("Connection refused")) is None
+    True
+    """
+    found = _LOOKUP_FAILURE.search(str(error))
+    if found is None:
+        return None
+    return DatabaseError(found.group(1).strip() + (found.group(2) or ""))
+
+
 # Spark's messages for a file its reader cannot parse (FAILFAST): the file, then the cause.
 _FAILED_FILE = re.compile(r"Encountered error while reading file (\S+?)\.?\s")
 _PARSE_CAUSE = re.compile(

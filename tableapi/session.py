@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
-from tableapi.errors import ServerError, malformed_input
+from tableapi.errors import ServerError, lookup_failure, malformed_input
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -236,33 +236,55 @@ def _close_at_exit_if_gone(spark: SparkSession, host: str, port: int) -> None:
     atexit.register(close_if_gone)
 
 
-def server_gone(e: BaseException) -> bool:
-    """Is ``e`` a call that failed because the server no longer answers? An error the
-    server reports from running the query (a Python worker's exception, whose text may well
-    say "Connection refused" about a lookup database) is not that.
+#: gRPC statuses of a call that never got the server's answer (the channel failed).
+_TRANSPORT_CODES = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED")
+
+
+def server_gone(e: BaseException, endpoint: tuple[str, int] | None = None) -> bool:
+    """Is ``e`` a call that failed because the server no longer answers? Decided by whether
+    ``endpoint`` (host, port) still accepts a connection and by the call's gRPC status, never
+    by the error's words: a query's own error (a lookup database that refuses connections, a
+    Python worker's exception) says "Connection refused" too, and its server is fine.
 
     >>> from pyspark.errors import PythonException
     >>> server_gone(PythonException("Lookup table 'T': ... Connection refused"))
     False
+    >>> server_gone(RuntimeError("any error"), ("127.0.0.1", free_port()))  # nothing there
+    True
     """
-    from pyspark.errors import PythonException
+    if endpoint is not None and not reachable(*endpoint):
+        return True
+    return _transport_failure(e)
 
-    if isinstance(e, PythonException):
-        return False
-    text = str(e)
-    return "UNAVAILABLE" in text or "RETRIES_EXCEEDED" in text or "Connection refused" in text
+
+def _transport_failure(e: BaseException) -> bool:
+    """The call failed in transport: a gRPC status that no answer of the server carries
+    (the server's own errors come with an error class)."""
+    from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+    if isinstance(e, SparkConnectGrpcException):
+        return e.getGrpcStatusCode().name in _TRANSPORT_CODES and not e.getCondition()
+    # A grpc.RpcError that pyspark did not convert: its code() is the status.
+    code = getattr(e, "code", None)
+    if type(e).__module__.startswith("grpc") and callable(code):
+        return getattr(code(), "name", "") in _TRANSPORT_CODES
+    return False
 
 
 @contextlib.contextmanager
 def server_call(url: str, doing: str, advice: str) -> Iterator[None]:
     """Turn a call that failed because the server at ``url`` went away into a ServerError
-    that names the server, what was being done and ``advice`` (how to resume)."""
+    that names the server, what was being done and ``advice`` (how to resume). The query's
+    own errors are not that: a record that cannot be parsed becomes a DataError, a lookup
+    database's failure a DatabaseError, and any other error is raised as it is."""
     try:
         yield
     except Exception as e:
         if (bad_data := malformed_input(e)) is not None:
             raise bad_data from None
-        if isinstance(e, ServerError) or not server_gone(e):
+        if (database := lookup_failure(e)) is not None:
+            raise database from None
+        if isinstance(e, ServerError) or not server_gone(e, _endpoint_of(url)):
             raise
         detail = re.search(r'details = "([^"]+)"', str(e))
         reason = detail.group(1) if detail else type(e).__name__
@@ -270,6 +292,13 @@ def server_call(url: str, doing: str, advice: str) -> Iterator[None]:
             f"The Spark Connect server at {redacted(url)} is gone ({reason}) while {doing}. "
             f"{advice}"
         ) from None
+
+
+def _endpoint_of(url: str) -> tuple[str, int] | None:
+    try:
+        return _host_port(url)
+    except (ServerError, ValueError):
+        return None
 
 
 def _host_port(url: str) -> tuple[str, int]:

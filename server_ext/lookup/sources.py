@@ -444,7 +444,7 @@ class LookupSource:
                 if not self.driver.retryable(e):
                     raise LookupSourceError(
                         f"Lookup table {self.spec.table!r}: the lookup query on "
-                        f"{self.source.describe()} failed: {_first_line(e)}\nSQL: {sql}"
+                        f"{self.source.describe()} failed: {self._said(e)}\nSQL: {sql}"
                     ) from e
                 last = e
                 if attempt < max_retries:
@@ -456,9 +456,16 @@ class LookupSource:
         raise LookupSourceError(
             f"Lookup table {self.spec.table!r}: {self.source.describe()} is unreachable; "
             f"{max_retries + 1} attempts failed (lookup.max-retries = {max_retries}). "
-            f"Last error: {_first_line(last)}. No row was emitted for the keys of this batch; "
+            f"Last error: {self._said(last)}. No row was emitted for the keys of this batch; "
             "check that the database is up, or raise 'lookup.max-retries'."
         ) from last
+
+    def _said(self, e: BaseException | None) -> str:
+        """The driver's error, first line, for a message that leaves the worker: without the
+        password, should a driver ever echo its connection settings."""
+        text = _first_line(e)
+        secret = self.source.password
+        return text.replace(secret, "<redacted>") if secret else text
 
 
 def _first_line(e: BaseException | None) -> str:
