@@ -5,8 +5,10 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
 
     message JvmOperator {
       uint32   wire_version = 1;   // WIRE_VERSION: client and plugin must agree
-      string   operator     = 2;   // "join", "temporal", "interval", "multi", or "probe" (is
-                                   // the plugin there, which version?)
+      string   operator     = 2;   // "join", "temporal", "interval", "multi", "position"
+                                   // (numbers the input's rows in reading order; spec: the
+                                   // new column's name), or "probe" (is the plugin there,
+                                   // which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
@@ -37,7 +39,7 @@ from server_ext.joins.temporal_spec import TemporalSpec
 #: The spec types the plugin runs, by its operator name.
 OperatorSpecs = JoinSpec | TemporalSpec | IntervalSpec | MultiJoinSpec
 
-WIRE_VERSION = 2  # 2: an insert-only union may leave out __kind and __seq
+WIRE_VERSION = 3  # 2: an insert-only union may leave out __kind and __seq; 3: "position"
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.JoinPlugin"
 #: The one column of the plugin's answer to a probe.

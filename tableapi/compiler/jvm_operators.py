@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Sequence
+from typing import cast
 
 from pyspark.errors import PySparkException
 from pyspark.sql.connect import proto
@@ -26,6 +27,7 @@ from pyspark.sql.connect.client import SparkConnectClient
 from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.connect.plan import LogicalPlan
 from pyspark.sql.connect.session import SparkSession
+from pyspark.sql.dataframe import DataFrame as SqlDataFrame
 from pyspark.sql.types import ByteType, StructField, StructType
 
 from server_ext.joins.condition import column_refs, compile_condition
@@ -33,10 +35,17 @@ from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
 
-__all__ = ["jvm_join", "jvm_operator", "jvm_operators_available", "jvm_plugin_on_server"]
+__all__ = [
+    "jvm_join",
+    "jvm_operator",
+    "jvm_operators_available",
+    "jvm_plugin_on_server",
+    "jvm_position",
+]
 
 # session_id -> does its server run the plugin (asked once per session).
 _plugin_by_session: dict[str, bool] = {}
+_warned: set[str] = set()  # sessions told that their server has no plugin
 _plugin_lock = threading.Lock()
 
 
@@ -125,6 +134,19 @@ def jvm_operator(
     return DataFrame(plan, union.sparkSession)
 
 
+def jvm_position(df: SqlDataFrame, column: str) -> DataFrame:
+    """``df`` plus a BIGINT ``column`` that numbers its rows in the order each task reads
+    them (the plugin's ``position`` relation; put it right above a file scan).
+
+    Example::
+
+        scan = spark.readStream.json(path).select("*", "_metadata.file_name")
+        ordered = jvm_position(scan, "__pos")  # rows of one file split: increasing __pos
+    """
+    plan = cast(DataFrame, df)._plan  # (the plugin refuses a column name that is taken)
+    return DataFrame(_JvmOperator(plan, "position", column), cast(SparkSession, df.sparkSession))
+
+
 def jvm_operators_available(spark: SparkSession) -> bool:
     """Does the server run server_ext's JVM operator plugin of this client's wire version?
     One analyze round trip; call it once per session. A server without the plugin (or with
@@ -151,9 +173,10 @@ def jvm_operators_available(spark: SparkSession) -> bool:
     return schema.names == [wire.PROBE_COLUMN]
 
 
-def jvm_plugin_on_server(spark: SparkSession) -> bool:
+def jvm_plugin_on_server(spark: SparkSession, for_operators: bool = True) -> bool:
     """:func:`jvm_operators_available`, asked once per session; a server without the plugin
-    is warned about once (its joins then run on the Python tier).
+    is warned about once when ``for_operators`` (its joins then run on the Python tier; a
+    changelog scan's positions have a Python twin that is only slower).
 
     Example::
 
@@ -163,13 +186,14 @@ def jvm_plugin_on_server(spark: SparkSession) -> bool:
         known = _plugin_by_session.get(spark.session_id)
         if known is None:
             known = _plugin_by_session[spark.session_id] = jvm_operators_available(spark)
-            if not known:
-                warnings.warn(
-                    "The Spark Connect server has no server_ext JVM operator plugin: stateful "
-                    "joins run on the slower Python tier (transformWithState on RocksDB). "
-                    "Start the server with `python -m server_ext serve` where a JDK 17 is (it "
-                    "builds and loads the jar), or set table.exec.operator.tier=python to "
-                    "choose the Python tier and silence this warning.",
-                    stacklevel=2,
-                )
+        if not known and for_operators and spark.session_id not in _warned:
+            _warned.add(spark.session_id)
+            warnings.warn(
+                "The Spark Connect server has no server_ext JVM operator plugin: stateful "
+                "joins run on the slower Python tier (transformWithState on RocksDB). "
+                "Start the server with `python -m server_ext serve` where a JDK 17 is (it "
+                "builds and loads the jar), or set table.exec.operator.tier=python to "
+                "choose the Python tier and silence this warning.",
+                stacklevel=2,
+            )
         return known

@@ -2,8 +2,8 @@
 
 A node whose changelog mode is not insert-only carries two extra columns: ``__kind``, the
 row kind (Flink's RowKind byte, see ``server_ext.joins.spec``), and ``__seq``, the order of
-the change (the modification time and name of the file it came from, as sortable text:
-Spark reads new files oldest first, and keeps the order of rows within a file). Operators
+the change (the modification time and name of the file it came from, the start of the file
+split and the row's position in reading order, as sortable text: see ``_in_file_order``). Operators
 process the changes of one key in that order; the result reads its changes back by it. Joins
 compile either to Spark's native stream-stream join (where its semantics are Flink's) or to
 a server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the join
@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -25,14 +26,19 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
+from pyspark.sql.connect.udf import UserDefinedFunction
+from pyspark.sql.types import LongType
+from pyspark.util import PythonEvalType
 
 from server_ext.joins import OperatorSpec
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
+from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref
+from tableapi.compiler.jvm_operators import jvm_position
 from tableapi.compiler.operators import (
     WIRE_KINDS,
     TaggedUnion,
@@ -80,6 +86,9 @@ KIND = wire.KIND
 SEQ = wire.SEQ
 # changelog.op-column values -> RowKind byte (Flink's short strings and its long names).
 OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 3}
+# What a changelog scan takes of Spark's file metadata for ``__seq``, and its position column.
+_FILE_FIELDS = ("file_path", "file_name", "file_modification_time", "file_block_start")
+_POSITION = "__position"
 
 
 @attrs.frozen(eq=False)
@@ -173,15 +182,36 @@ class StreamingCompiler(Compiler):
             reader = reader.option(k, v)
         df: DataFrame = reader.load(source.path)
         if op:
-            # File times are coarse (kernel ticks): files written together tie, so the name
-            # breaks the tie. Zero-padded micros + name sort as text in the order Spark lists
-            # new files.
-            micros = F.unix_micros(F.col("_metadata.file_modification_time")).cast("string")
-            seq = F.concat(F.lpad(micros, 20, "0"), F.lit("/"), F.col("_metadata.file_name"))
-            df = df.select(
-                *(ref(n) for n in node.row_type.names), _kind_of(ref(op), op), seq.alias(SEQ)
-            )
+            df = self._in_file_order(df, node.row_type.names, op)
         return self._with_watermark(df, node)
+
+    def _in_file_order(self, df: DataFrame, names: Sequence[str], op: str) -> DataFrame:
+        """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
+        table, as sortable text: the file's modification time (zero-padded micros: the order
+        Spark lists new files in), its name (file times are coarse kernel ticks: files
+        written together tie), the start of the file split, and the row's position in its
+        task's reading order (a task reads a split from start to end; nothing else in Spark
+        keeps that order: a sort that spills merges equal keys in any order)."""
+        files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
+        df = df.select(*(ref(n) for n in names), ref(op), *files.values())
+        if self.options.jvm_plugin is False:  # no plugin: the Python twin, a pandas UDF
+            # Connect's own UDF class: pandas_udf() would look for a classic SparkContext.
+            position = UserDefinedFunction(
+                next_positions, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
+            ).asNondeterministic()
+            df = df.select("*", position(ref("__file_block_start")).alias(_POSITION))
+        else:
+            df = jvm_position(df, _POSITION)
+        micros = F.unix_micros(ref("__file_modification_time")).cast("string")
+        seq = F.concat_ws(
+            "/",
+            F.lpad(micros, 20, "0"),
+            ref("__file_name"),
+            F.lpad(ref("__file_block_start").cast("string"), 20, "0"),
+            F.lpad(ref(_POSITION).cast("string"), 20, "0"),
+        )
+        kind = _kind_of(ref(op), op, ref("__file_path"))
+        return df.select(*(ref(n) for n in names), kind, seq.alias(SEQ))
 
     def _with_watermark(self, df: DataFrame, node: Scan) -> DataFrame:
         """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``;
@@ -373,7 +403,7 @@ class StreamingCompiler(Compiler):
         return out.select(*names, ref(KIND), F.lit("").alias(SEQ))
 
 
-def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
+def _kind_of(op: SparkColumn, name: str, file_path: SparkColumn) -> SparkColumn:
     """The RowKind byte of an op-column value; an unknown value fails the query (no row is
     silently dropped)."""
     kind = None
@@ -385,7 +415,7 @@ def _kind_of(op: SparkColumn, name: str) -> SparkColumn:
             F.lit(f"changelog.op-column {name!r} holds the unknown value '"),
             F.coalesce(op, F.lit("NULL")),
             F.lit("'; use +I, -U, +U, -D (or I, UB, UA, D). File: "),
-            F.col("_metadata.file_path"),
+            file_path,
         )
     )
     return kind.otherwise(error).cast("tinyint").alias(KIND)

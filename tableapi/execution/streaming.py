@@ -42,6 +42,7 @@ from tableapi.plan.changelog import (
     changelog_mode,
     check_streaming,
     needs_end_of_input,
+    reads_changelog_files,
     wants_jvm_plugin,
 )
 from tableapi.plan.explain import render
@@ -77,6 +78,9 @@ class StreamingExecutor:
         options = self._config.streaming_options()
         if wants_jvm_plugin(plan, options):
             options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(self._spark()))
+        elif reads_changelog_files(plan):  # their rows are numbered by the plugin, or in Python
+            plugin = jvm_plugin_on_server(self._spark(), for_operators=False)
+            options = attrs.evolve(options, jvm_plugin=plugin)
         return options
 
     def to_spark(self, plan: PlanNode) -> DataFrame:

@@ -283,6 +283,21 @@ def wants_jvm_plugin(plan: PlanNode, options: StreamingOptions) -> bool:
     return any(has_jvm_operator(n, options) for n in operator_nodes(plan, options))
 
 
+def reads_changelog_files(plan: PlanNode) -> bool:
+    """Does ``plan`` read a filesystem table as a changelog (``changelog.op-column``)?
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> changes = FileSource("/data/a", "json", op_column="op")
+    >>> reads_changelog_files(Scan("A", changes, RowType.of(("a", BIGINT))))
+    True
+    """
+    return any(
+        isinstance(n, Scan) and isinstance(n.source, FileSource) and bool(n.source.op_column)
+        for n in plan.walk()
+    )
+
+
 def state_backend(plan: PlanNode, options: StreamingOptions) -> StateBackend:
     """The query's state backend: ``state.backend.type``, except that a query with a Python
     tier operator runs on RocksDB (transformWithState refuses the HDFS-backed store).

@@ -47,10 +47,16 @@ def plan_of(df: Any, spark: SparkSession) -> rel.Relation:
 
 
 def walk(relation: rel.Relation) -> Iterator[tuple[str, Any]]:
-    """Every relation of the tree, pre-order: (its kind, its message)."""
+    """Every relation of the tree, pre-order: (its kind, its message); a JVM operator's
+    extension relation has its input below it."""
     kind = relation.WhichOneof("rel_type")
     message = getattr(relation, kind)
     yield kind, message
+    if kind == "extension" and message.type_url == jvm_wire.TYPE_URL:
+        child = jvm_wire.decode_payload(message.value).get(3)
+        if isinstance(child, bytes):
+            yield from walk(rel.Relation.FromString(child))
+        return
     for _, value in message.ListFields():
         children = value if isinstance(value, list | tuple) or hasattr(value, "extend") else [value]
         for child in children:
@@ -268,7 +274,7 @@ def test_unresolved_expressions_are_errors():
 
 
 # -- streaming ----------------------------------------------------------------------------------
-def test_changelog_scans_map_the_op_column_and_order_by_file(senv, spark):
+def test_changelog_scans_map_the_op_column_and_order_by_file_split_and_position(senv, spark):
     t = table(senv, "T", schema("a BIGINT, b STRING"), **{"changelog.op-column": "op"})
     compiled = stream(t, spark)
     plan = plan_of(compiled.dataframe, spark)
@@ -276,6 +282,11 @@ def test_changelog_scans_map_the_op_column_and_order_by_file(senv, spark):
     assert first(plan, "read").data_source.schema == "`a` BIGINT, `b` STRING, `op` STRING"
     text = str(plan)
     assert "raise_error" in text and "file_modification_time" in text
+    assert "file_block_start" in text  # the split, and the row's position in it:
+    position = jvm_wire.decode_payload(first(plan, "extension").value)
+    assert position[2] == b"position" and position[4] == b"__position"
+    python = str(plan_of(stream(t, spark, StreamingOptions(jvm_plugin=False)).dataframe, spark))
+    assert "extension" not in python and "next_positions" in python  # the Python twin
     csv = table(senv, "C", schema("a BIGINT"), format="csv", **{"changelog.op-column": "op"})
     assert first(
         plan_of(stream(csv, spark).dataframe, spark), "read"

@@ -39,7 +39,8 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  * with one binary state value per key (both sides' rows), and a processing-time timeout only
  * when a side has a state TTL. The other operators the same way: {@code temporal} (event-time
  * timeouts for versioned tables), {@code interval} (event-time timeouts) and {@code multi}
- * (the multi-way join). Relations of other type URLs are left to other plugins.
+ * (the multi-way join). {@code position} numbers a scan's rows in reading order ({@link
+ * Positions}). Relations of other type URLs are left to other plugins.
  */
 public final class JoinPlugin implements RelationPlugin {
   private static final int RECURSION_LIMIT = 4096;
@@ -64,6 +65,10 @@ public final class JoinPlugin implements RelationPlugin {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
         SQLConf conf = session.sessionState().conf();
         yield Optional.of(run(input, request.operator(), request.specJson(), conf).logicalPlan());
+      }
+      case "position" -> {
+        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
+        yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
       }
       default -> throw new IllegalArgumentException(
           "unknown server_ext JVM operator " + request.operator());

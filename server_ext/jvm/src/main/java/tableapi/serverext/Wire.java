@@ -23,7 +23,8 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  * <pre>
  *   message JvmOperator {
  *     uint32   wire_version = 1;   // VERSION
- *     string   operator     = 2;   // "join", or "probe" (answers with the plugin's version)
+ *     string   operator     = 2;   // "join", "temporal", "interval", "multi", "position"
+ *                                 // (spec: the new column's name), or "probe"
  *     Relation input        = 3;   // the tagged union: __k0.., __side, __kind, __seq, __l, __r
  *     string   spec_json    = 4;   // {"keys": [...], "output": StructType JSON, "join": JoinSpec}
  *   }
@@ -38,7 +39,7 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  */
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
-  public static final int VERSION = 2; // 2: __kind and __seq may be left out
+  public static final int VERSION = 3; // 2: __kind and __seq may be left out; 3: position
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 
