@@ -10,7 +10,8 @@ Example::
 VERSION_CONF = "spark.tableapi.serverExt.version"
 
 #: Chosen per streaming query: server_ext's Python processors (transformWithState) need
-#: RocksDB; Spark's native joins are faster on the default HDFS-backed store (DESIGN.md).
+#: RocksDB; Spark's native joins are faster on the default HDFS-backed store
+#: (docs/architecture.md, "Facts measured").
 STATE_STORE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"

@@ -7,9 +7,10 @@ Flink keeps one state view per side (``JoinRecordStateView``, ``OuterJoinRecordS
 shaped by the side's ``InputSpec``. Here each side is a Python dict of the same shape and the
 two dicts of a grouping key travel together as ONE pickled BINARY ``ValueState``: read once
 when the key's rows arrive, written once after them, cleared when both sides are empty.
-Each Python state call is a 30-60 us round trip to the JVM (DESIGN.md) and 1 get + 1 update
-per key per micro-batch was the fastest layout measured; a MapState would cost a call per
-entry written plus an iterator round trip for every scan of the other side. Only when the
+Each Python state call is a 30-60 us round trip to the JVM (docs/architecture.md, "Facts
+measured") and 1 get + 1 update per key per micro-batch was the fastest layout measured; a
+MapState would cost a call per entry written plus an iterator round trip for every scan of the
+other side. Only when the
 two sides have different TTLs does each side get its own ValueState, so that Spark's TTL can
 bound each one.
 

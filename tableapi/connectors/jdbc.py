@@ -6,7 +6,7 @@ an extension: Flink has no SQLite dialect). :func:`validate_jdbc_options` checks
 options when the table is created and returns :class:`JdbcOptions`, which carries the
 ``server_ext.lookup.spec`` objects the compiler hands to the lookup operator.
 
-Options (flink-connector-jdbc 4.1 names and defaults; see reference/lookup-joins.md 1.1, 1.2):
+Options (flink-connector-jdbc 4.1 names and defaults; see docs/lookup-joins.md 1.1, 1.2):
 
 - ``url``, ``table-name`` (required); ``username`` + ``password`` (PostgreSQL only, both or
   none); ``driver`` (accepted and ignored: the dialect comes from the URL).

@@ -2,7 +2,7 @@
 
 ``table.with_hint("LOOKUP", **{"table": "Customers", "retry-predicate": "lookup_miss",
 "retry-strategy": "fixed_delay", "fixed-delay": "10 ms", "max-attempts": "3",
-"shuffle": "true"})``; see reference/lookup-joins.md 2.1 and 4.1.
+"shuffle": "true"})``; see docs/lookup-joins.md 2.1 and 4.1.
 
 =================  ========  ========  =================================================
 option             type      default   meaning

@@ -164,7 +164,7 @@ def join_strategy(join: Join, options: StreamingOptions) -> JoinStrategy:
     if join.interval is not None:
         # Inner: Spark's answer is Flink's (the pairs within the bounds; a NULL key never
         # matches). Outer: Spark never pads an outer row whose residual condition fails,
-        # and drops outer rows with a NULL key (DESIGN.md), so server_ext runs them.
+        # and drops outer rows with a NULL key (docs/architecture.md), so server_ext runs them.
         if options.native_joins and join.kind is JoinKind.INNER:
             return JoinStrategy.INTERVAL
         return JoinStrategy.INTERVAL_OPERATOR

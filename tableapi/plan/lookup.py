@@ -1,7 +1,7 @@
 """The lookup join (Flink's processing-time ``JOIN D FOR SYSTEM_TIME AS OF L.proctime``
 against a lookup table): one probe input, the lookup table embedded in the node.
 
-The node splits its condition at construction, by Flink's rules (reference/lookup-joins.md,
+The node splits its condition at construction, by Flink's rules (docs/lookup-joins.md,
 section 3), so a bad program fails where it is written:
 
 - lookup keys: ``left_expr = D.col`` (a physical dimension column, or an interoperable CAST

@@ -1,5 +1,5 @@
 """Lookup joins through the Table API on the real server, against real SQLite and real
-PostgreSQL (tests/postgres.py): every rule of reference/lookup-joins.md section 3, in batch
+PostgreSQL (tests/postgres.py): every rule of docs/lookup-joins.md section 3, in batch
 and streaming mode, each result compared with the same join computed in plain Python
 (``reference_join``); streaming results also by their changelog (row kinds). Then the
 caches (NONE / PARTIAL / FULL, a row inserted after a miss), the LOOKUP hint's retry, a

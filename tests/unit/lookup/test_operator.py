@@ -1,6 +1,6 @@
 """The lookup join operator on Arrow batches against REAL SQLite and REAL PostgreSQL.
 
-Every rule of reference/lookup-joins.md section 3 that lives in the operator, each result
+Every rule of docs/lookup-joins.md section 3 that lives in the operator, each result
 compared with the same join computed in plain Python (helpers.reference_join)."""
 
 from __future__ import annotations
