@@ -53,7 +53,8 @@ class TableDescriptor:
 
     @staticmethod
     def for_connector(connector: str) -> TableDescriptorBuilder:
-        """A builder for a table of ``connector`` (``filesystem`` or ``jdbc``).
+        """A builder for a table of ``connector``: ``filesystem``, ``jdbc`` (a lookup table),
+        or the sinks ``blackhole`` and ``print``.
 
         >>> (TableDescriptor.for_connector("filesystem")
         ...     .schema(Schema.new_builder().column("id", "BIGINT").build())
@@ -63,7 +64,7 @@ class TableDescriptor:
         Traceback (most recent call last):
         ...
         tableapi.errors.ValidationError: Unknown connector 'kafka'. Available connectors: \
-['filesystem', 'jdbc'].
+['blackhole', 'filesystem', 'jdbc', 'print'].
         """
         check_connector(connector)
         return TableDescriptorBuilder(connector)

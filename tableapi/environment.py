@@ -22,7 +22,7 @@ import attrs
 
 from tableapi import session
 from tableapi.config import TableConfig
-from tableapi.connectors import JdbcOptions
+from tableapi.connectors import JdbcOptions, SinkOnlyOptions
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
@@ -55,8 +55,9 @@ _anonymous = itertools.count()
 class TableEnvironment:
     """Entry point: defines tables and functions, and runs queries on Spark.
 
-    >>> env.mode, env.list_tables()
-    ('batch', ['Customers', 'Expensive', 'Orders', 'Products', 'Rates', 'Shipments'])
+    >>> env.mode, env.list_tables()  # doctest: +NORMALIZE_WHITESPACE
+    ('batch', ['Customers', 'Discarded', 'Expensive', 'Orders', 'Printed', 'Products', 'Rates',
+               'Shipments'])
     """
 
     def __init__(self, mode: str, remote: str | None, master: str) -> None:
@@ -364,6 +365,11 @@ Register it with create_temporary_table().
 def _source_of(descriptor: TableDescriptor) -> Source:
     """The plan source of a connector table."""
     opts = descriptor.connector_options
+    if isinstance(opts, SinkOnlyOptions):
+        raise ValidationError(
+            f"Connector {descriptor.connector!r} can only be used as a sink. It cannot be used "
+            "as a source."
+        )
     if isinstance(opts, JdbcOptions):
         return JdbcSource(opts.source, opts.cache, opts.max_retries, opts.push_filters)
     return FileSource(

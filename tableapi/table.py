@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from tableapi.connectors import BlackholeOptions, PrintOptions
 from tableapi.connectors.lookup_hint import parse_lookup_hint
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.execution import FileSink
+from tableapi.execution import BlackholeSink, FileSink, PrintSink, Sink
 from tableapi.expressions import (
     Call,
     Column,
@@ -691,10 +692,18 @@ class Table:
         return self._env.executor.execute(self.optimized().plan, self.row_type)
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
-        """Write into a catalog table's files (its physical columns, by position).
+        """Write into a catalog table (its physical columns, by position): a filesystem
+        table's files, a ``print`` table (the client prints each row, Flink's print format)
+        or a ``blackhole`` table (the rows are discarded). In streaming mode it returns the
+        running insert (run to the end when every input is bounded); print and blackhole
+        tables take changelogs.
 
         >>> expensive = products.where(col("price") > 5)
         >>> expensive.execute_insert("Expensive").wait()  # doctest: +SERVER
+        >>> products.order_by(col("id")).execute_insert("Printed").wait()  # doctest: +SERVER
+        items> +I[1, pen, 2.5]
+        items> +I[2, ink, 7.0]
+        >>> products.execute_insert("Discarded").wait()  # doctest: +SERVER
         """
         sink = self._env.descriptor(table_path)
         physical = sink.table_schema.physical_row_type
@@ -711,8 +720,24 @@ class Table:
                 for s, p in zip(source, physical, strict=True)
             )
         )
-        target = FileSink(table_path, sink.path, sink.format, physical)
+        target = _sink_of(table_path, sink, physical, overwrite)
         return self._env.executor.insert(projected.optimized().plan, target, overwrite)
+
+
+def _sink_of(name: str, table: TableDescriptor, row_type: RowType, overwrite: bool) -> Sink:
+    """Where ``execute_insert`` writes, for a catalog table's connector."""
+    opts = table.connector_options
+    if isinstance(opts, PrintOptions | BlackholeOptions) and overwrite:
+        raise ValidationError(
+            f"INSERT OVERWRITE requires that the underlying DynamicTableSink of table {name!r} "
+            f"implements the SupportsOverwrite interface: a {table.connector!r} table cannot "
+            "be overwritten; insert with overwrite=False."
+        )
+    if isinstance(opts, PrintOptions):
+        return PrintSink(name, row_type, opts.prefix, opts.standard_error)
+    if isinstance(opts, BlackholeOptions):
+        return BlackholeSink(name, row_type)
+    return FileSink(name, table.path, table.format, row_type)
 
 
 @attrs.frozen(eq=False)

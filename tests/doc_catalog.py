@@ -82,6 +82,17 @@ def doc_catalog(mode: str, root: str = "/data", remote: str | None = None) -> Ta
     )
     table("Expensive", Schema.new_builder().column("id", "BIGINT").column("name", "STRING")
           .column("price", "DOUBLE").build())  # fmt: skip
+    for name, connector, options in (
+        ("Printed", "print", {"print-identifier": "items"}),
+        ("Discarded", "blackhole", {}),
+    ):  # sink-only tables: the client prints, or nothing is kept
+        sink = TableDescriptor.for_connector(connector).schema(
+            Schema.new_builder().column("id", "BIGINT").column("name", "STRING")
+            .column("price", "DOUBLE").build()
+        )  # fmt: skip
+        for key, value in options.items():
+            sink.option(key, value)
+        env.create_temporary_table(name, sink.build())
     return env
 
 

@@ -4,6 +4,9 @@
 - ``jdbc`` (:mod:`tableapi.connectors.jdbc`): a lookup table in PostgreSQL or SQLite, the
   dimension side of ``temporal_join`` (a lookup join); its LOOKUP hint is
   :mod:`tableapi.connectors.lookup_hint`.
+- ``blackhole`` (:mod:`tableapi.connectors.blackhole`): a sink that discards every row.
+- ``print`` (:mod:`tableapi.connectors.print_sink`): a sink whose rows the client prints,
+  ``+I[...]`` lines as Flink's print connector writes them.
 
 Each connector validates its options when the table is created
 (``TableDescriptor.build()``), with Flink's messages where Flink has the option.
@@ -17,21 +20,27 @@ Example::
     Traceback (most recent call last):
     ...
     tableapi.errors.ValidationError: Unknown connector 'kafka'. Available connectors: \
-['filesystem', 'jdbc'].
+['blackhole', 'filesystem', 'jdbc', 'print'].
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from tableapi.connectors.blackhole import BlackholeOptions, validate_blackhole_options
 from tableapi.connectors.filesystem import FilesystemOptions, validate_filesystem_options
 from tableapi.connectors.jdbc import JdbcOptions, validate_jdbc_options
+from tableapi.connectors.print_sink import PrintOptions, validate_print_options
 from tableapi.errors import ValidationError
 
-ConnectorOptions = FilesystemOptions | JdbcOptions
+ConnectorOptions = FilesystemOptions | JdbcOptions | BlackholeOptions | PrintOptions
+#: Options of the connectors whose tables are sinks only (Flink: they cannot be read).
+SinkOnlyOptions = (BlackholeOptions, PrintOptions)
 _VALIDATORS: dict[str, Callable[[Mapping[str, str], str], ConnectorOptions]] = {
+    "blackhole": validate_blackhole_options,
     "filesystem": validate_filesystem_options,
     "jdbc": validate_jdbc_options,
+    "print": validate_print_options,
 }
 CONNECTORS = tuple(_VALIDATORS)
 
@@ -54,9 +63,12 @@ def validate_options(
 
 __all__ = [
     "CONNECTORS",
+    "BlackholeOptions",
     "ConnectorOptions",
     "FilesystemOptions",
     "JdbcOptions",
+    "PrintOptions",
+    "SinkOnlyOptions",
     "check_connector",
     "validate_options",
 ]

@@ -45,6 +45,7 @@ from typing import Any
 import attrs
 
 from server_ext.lookup.spec import CacheSpec, SourceSpec
+from tableapi.connectors.common import check_supported_options
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 
@@ -131,22 +132,7 @@ def validate_jdbc_options(options: Mapping[str, str], table: str = "") -> JdbcOp
     """
     where = f" of table {table!r}" if table else ""
     opts = {str(k): str(v) for k, v in options.items()}
-    unknown = sorted(k for k in opts if k not in SUPPORTED_OPTIONS)
-    if unknown:
-        refused = [k for k in unknown if k.startswith(("scan.", "sink."))]
-        note = (
-            f"\n\n{', '.join(refused)}: Flink's scan/sink options; jdbc tables are read-only "
-            "lookup tables here."
-            if refused
-            else ""
-        )
-        raise ValidationError(
-            f"Unsupported options found for 'jdbc'{where}.\n\nUnsupported options:\n\n"
-            + "\n".join(unknown)
-            + "\n\nSupported options:\n\n"
-            + "\n".join(sorted(SUPPORTED_OPTIONS))
-            + note
-        )
+    check_supported_options("jdbc", opts, SUPPORTED_OPTIONS, table, _scan_sink_note)
     missing = [k for k in (URL, TABLE_NAME) if not opts.get(k)]
     if missing:
         raise ValidationError(
@@ -333,6 +319,16 @@ def _iso_time_ok(text: str) -> bool:
 
 def _bad(key: str, value: str, expected: str) -> ValidationError:
     return ValidationError(f"Could not parse value '{value}' for key '{key}' ({expected}).")
+
+
+def _scan_sink_note(unknown: list[str]) -> str:
+    refused = [k for k in unknown if k.startswith(("scan.", "sink."))]
+    if not refused:
+        return ""
+    return (
+        f"\n\n{', '.join(refused)}: Flink's scan/sink options; jdbc tables are read-only "
+        "lookup tables here."
+    )
 
 
 def _all_or_none(opts: Mapping[str, str], keys: tuple[str, ...]) -> None:

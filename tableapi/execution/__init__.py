@@ -32,6 +32,28 @@ class FileSink:
     row_type: RowType  # its physical columns
 
 
+@attrs.frozen
+class PrintSink:
+    """A ``print`` table: the client prints each row (see ``execution/printing.py``)."""
+
+    name: str
+    row_type: RowType
+    prefix: str = ""  # 'print-identifier> '
+    standard_error: bool = False
+
+
+@attrs.frozen
+class BlackholeSink:
+    """A ``blackhole`` table: the query runs and its rows are discarded (Spark's noop)."""
+
+    name: str
+    row_type: RowType
+
+
+#: What ``execute_insert`` can write into. Print and blackhole sinks take changelogs.
+Sink = FileSink | PrintSink | BlackholeSink
+
+
 class Executor(Protocol):
     """What the API asks of execution; each method takes an optimized plan."""
 
@@ -43,7 +65,7 @@ class Executor(Protocol):
         """Run the plan: a finished batch result, or a running streaming query."""
         ...
 
-    def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> TableResult:
+    def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> TableResult:
         """Write the plan's rows (the sink's physical columns, in order) into ``sink``."""
         ...
 
@@ -75,4 +97,12 @@ def executor_for(mode: str, server: Server, config: TableConfig) -> Executor:
     return StreamingExecutor(server, config)
 
 
-__all__ = ["Executor", "FileSink", "Server", "executor_for"]
+__all__ = [
+    "BlackholeSink",
+    "Executor",
+    "FileSink",
+    "PrintSink",
+    "Server",
+    "Sink",
+    "executor_for",
+]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
 from pyspark.sql import DataFrame
 
 from tableapi.compiler import compile_plan
 from tableapi.compiler.batch import BatchCompiler
-from tableapi.execution import FileSink, Server
+from tableapi.execution import BlackholeSink, PrintSink, Server, Sink
+from tableapi.execution.printing import print_line
 from tableapi.plan import PlanNode
-from tableapi.result import TableResult
+from tableapi.result import RowKind, TableResult
 from tableapi.types import RowType
 
 
@@ -27,8 +30,19 @@ class BatchExecutor:
         df = compiler.compile(plan)
         return TableResult(df, row_type, self._guard, tuple(compiler.lookups))
 
-    def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> TableResult:
-        mode = "overwrite" if overwrite else "append"
-        with self._guard(f"writing into {sink.name}"):
-            self.to_spark(plan).write.format(sink.format).mode(mode).save(sink.path)
+    def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> TableResult:
+        if isinstance(sink, PrintSink):
+            # The client prints the rows as they are fetched, partition after partition.
+            out = sys.stderr if sink.standard_error else sys.stdout
+            with self._guard(f"printing {sink.name}"):
+                for row in self.to_spark(plan).toLocalIterator():
+                    print(print_line(RowKind.INSERT, row, sink.row_type, sink.prefix), file=out)
+            out.flush()
+        elif isinstance(sink, BlackholeSink):
+            with self._guard(f"running the job into {sink.name}"):
+                self.to_spark(plan).write.format("noop").mode("overwrite").save()
+        else:
+            mode = "overwrite" if overwrite else "append"
+            with self._guard(f"writing into {sink.name}"):
+                self.to_spark(plan).write.format(sink.format).mode(mode).save(sink.path)
         return TableResult(None, sink.row_type)

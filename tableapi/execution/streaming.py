@@ -33,7 +33,8 @@ from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.jvm_operators import jvm_plugin_on_server
 from tableapi.config import CHECKPOINT_DIR, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
-from tableapi.execution import FileSink, Server
+from tableapi.execution import BlackholeSink, FileSink, PrintSink, Server, Sink
+from tableapi.execution.printing import Printer, PrintingTableResult
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
     ChangelogMode,
@@ -46,7 +47,7 @@ from tableapi.plan.changelog import (
     wants_jvm_plugin,
 )
 from tableapi.plan.explain import render
-from tableapi.result import StreamingTableResult
+from tableapi.result import RowKind, StreamingTableResult
 from tableapi.types import RowType
 
 
@@ -101,8 +102,10 @@ class StreamingExecutor:
             query, output, row_type, has_kind, cleanup, guard, compiled.lookups
         )
 
-    def insert(self, plan: PlanNode, sink: FileSink, overwrite: bool) -> StreamingTableResult:
+    def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> StreamingTableResult:
         check_streaming(plan)
+        if not isinstance(sink, FileSink):
+            return self._insert_into_connector(plan, sink)
         if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY:
             raise ValidationError(
                 f"Table sink '{sink.name}' doesn't support consuming update and delete changes "
@@ -131,6 +134,54 @@ class StreamingExecutor:
             with guard(f"inserting into {sink.name}"):
                 query, cleanup = self._start(compiled, writer)
         return StreamingTableResult(query, None, sink.row_type, False, cleanup, guard)
+
+    def _insert_into_connector(
+        self, plan: PlanNode, sink: PrintSink | BlackholeSink
+    ) -> StreamingTableResult:
+        """An insert into a ``blackhole`` (Spark's noop sink; with ``execution.checkpointing.
+        dir`` + ``pipeline.name`` a restarted job resumes from its checkpoint) or a ``print``
+        table (a memory sink that the client's printer follows; it starts over when
+        re-submitted). Both take every change kind."""
+        checkpoints = self._config.get(CHECKPOINT_DIR)
+        job = self._config.get(PIPELINE_NAME) or f"insert-into-{sink.name}"
+        guard = self._server.guard(self._resume_advice(job if checkpoints else None))
+        with self._compiled(plan) as compiled:
+            if isinstance(sink, BlackholeSink):
+                writer = compiled.dataframe.writeStream.format("noop")
+                if checkpoints:
+                    location = f"{checkpoints.rstrip('/')}/{job}"
+                    writer = writer.option("checkpointLocation", location)
+                with guard(f"inserting into {sink.name}"):
+                    query, cleanup = self._start(compiled, writer)
+                return StreamingTableResult(query, None, sink.row_type, False, cleanup, guard)
+            writer, read_from = self._print_sink(compiled)
+            printer = Printer(read_from, sink.row_type, sink.prefix, sink.standard_error)
+            with guard(f"inserting into {sink.name}"):
+                query, cleanup = self._start(compiled, writer, started=printer.start)
+                if compiled.bounded:  # the query has ended: print what is left now
+                    printer.finish()
+        return PrintingTableResult(printer, query, None, sink.row_type, False, cleanup, guard)
+
+    def _print_sink(
+        self, compiled: CompiledStream
+    ) -> tuple[Any, Callable[[int], list[tuple[RowKind, tuple[Any, ...]]]]]:
+        """A memory sink for a print insert, and how to read its changes after the first
+        ``n``: new micro-batches are appended to the sink, so its rows past ``n`` are the
+        new batches', put in change order (``__seq``) as a result is."""
+        spark = self._spark()
+        changes = compiled.changelog
+        df = changes if changes is not None else compiled.dataframe
+        name = f"tableapi_print_{uuid.uuid4().hex[:12]}"
+        writer = df.writeStream.format("memory").queryName(name)
+
+        def read_from(n: int) -> list[tuple[RowKind, tuple[Any, ...]]]:
+            new = spark.table(name).offset(n)
+            if changes is None:
+                return [(RowKind.INSERT, tuple(r)) for r in new.collect()]
+            rows = _in_change_order(new, [F.col(SEQ)]).collect()
+            return [(RowKind(r[-1]), tuple(r)[:-1]) for r in rows]
+
+        return writer, read_from
 
     @contextlib.contextmanager
     def _compiled(self, plan: PlanNode) -> Iterator[CompiledStream]:
@@ -182,11 +233,15 @@ class StreamingExecutor:
         return writer, output
 
     def _start(
-        self, compiled: CompiledStream, writer: Any
+        self,
+        compiled: CompiledStream,
+        writer: Any,
+        started: Callable[[Any], None] | None = None,
     ) -> tuple[Any, Callable[[], None] | None]:
-        """Start a streaming query. With only bounded inputs it runs to their end (event time
-        then moves to +infinity) and stops; with some, their end is signalled once they are
-        read. Returns the query and what to clean up when it is cancelled (if anything)."""
+        """Start a streaming query (``started(query)`` is called as soon as it runs). With
+        only bounded inputs it runs to their end (event time then moves to +infinity) and
+        stops; with some, their end is signalled once they are read. Returns the query and
+        what to clean up when it is cancelled (if anything)."""
         spark = self._spark()
         end = compiled.end_of_input
         if compiled.trigger_ms:
@@ -195,6 +250,8 @@ class StreamingExecutor:
         query = None
         try:
             query = writer.outputMode("append").start()
+            if started is not None:
+                started(query)
             if compiled.bounded or end:
                 # Spark reads every file present in the first micro-batch: once it is done,
                 # the bounded inputs are read.

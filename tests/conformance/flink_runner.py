@@ -4,7 +4,8 @@
     .flink-venv/bin/python -m tests.conformance.flink_runner --serve   # stdin -> stdout
 
 Reads one case per line, writes one result per line (flushed as each finishes):
-``{"id", "columns", "changelog": [[kind, row], ...], "error", "seconds", "sql"}``. Values
+``{"id", "columns", "types", "changelog": [[kind, row], ...], "error", "seconds", "sql"}``
+(``types``: the result schema's column types as Flink writes them). Values
 that JSON lacks are tagged: ``{"$ts": "2024-01-01 00:00:01.000000"}``, ``{"$dec": "1.50"}``.
 
 Every case runs in streaming mode with parallelism 1: each table is one file, one split, so
@@ -75,7 +76,13 @@ class FlinkRunner:
         from pyflink.table.expressions import col
 
         started = time.monotonic()
-        out: dict[str, Any] = {"id": case["id"], "columns": [], "changelog": [], "error": None}
+        out: dict[str, Any] = {
+            "id": case["id"],
+            "columns": [],
+            "types": [],
+            "changelog": [],
+            "error": None,
+        }
         sql = ""
         try:
             env = self._create(self._settings)
@@ -102,7 +109,13 @@ class FlinkRunner:
                 )
                 env._j_tenv.createTemporarySystemFunction(fn["name"], function)
             result = env.execute_sql(sql)
-            out["columns"] = list(result.get_table_schema().get_field_names())
+            schema = result.get_resolved_schema()
+            out["columns"] = list(schema.get_column_names())
+            # Java's DataType.toString(): Flink's own spelling ("INT NOT NULL", "STRING",
+            # "TIMESTAMP(3) *ROWTIME*"); compare.normalize_type reads it.
+            out["types"] = [
+                str(t.toString()) for t in schema._j_resolved_schema.getColumnDataTypes()
+            ]
             with result.collect() as rows:
                 for row in rows:
                     kind = str(row.get_row_kind())

@@ -23,7 +23,16 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from tests.conformance.model import Case, Pred, Query, output_columns, table
+from tests.conformance.late_rows import fragile, watermark_before
+from tests.conformance.model import (
+    Case,
+    Pred,
+    Query,
+    check_table_changelog,
+    output_columns,
+    table,
+    walk_queries,
+)
 
 T0 = "2024-01-01 00:00:"
 NULL_P = 0.15
@@ -825,6 +834,168 @@ def _maybe_unbounded(rng: random.Random, case: Case, p: float) -> Case:
     return case
 
 
+# -- several changes of one key in one file (changelog tables) --------------------------------
+
+#: Per changelog table of a case of the family: the chance of a burst of changes of one key.
+CHURN_P = {"changelog": 0.6, "multiway": 0.5, "lookup": 0.5}
+
+
+def _maybe_churn(rng: random.Random, case: Case, p: float) -> Case:
+    """Changelog tables: sometimes several changes of one key inside one file (insert, delete,
+    insert again; update chains), between rows of other keys: the order of changes within a
+    file must reach the join (a -D read before its +I keeps a row Flink has not). Drawn last
+    (see above)."""
+    for t in case["tables"]:
+        if t["changelog"] and rng.random() < p:
+            _churn(rng, t)
+    return case
+
+
+Unit = list[list[Any]]  # one change, or a -U and its +U: kept together
+
+
+def _churn(rng: random.Random, t: dict[str, Any]) -> None:
+    """A burst of changes of one key into a changelog TABLE (in place): at a random place,
+    spread over the following rows of other keys, in one file. Inside the rows the burst
+    leaves the key's live rows as it found them; at the end it may leave others."""
+    rows: list[list[Any]] = t["rows"]
+    pk = bool(t["primary_key"])
+    spots = [i for i in range(len(rows) + 1) if i == 0 or rows[i - 1][0] != "-U"]
+    at = rng.choice(spots)
+    alive = _alive(rows[:at])
+    used = [values[0] for _, values in rows if not (pk and values[0] is None)]
+    if used and rng.random() < 0.7:
+        key = rng.choice(used)
+    else:
+        key = key_value(rng, t["columns"][0][1], nullable=not pk)
+    mine = [r for r in alive if r[0] == key]
+    burst = _burst(rng, t, key, mine, net_zero=at < len(rows))
+    rest = _units(rows[at:])
+    out = [list(r) for r in rows[:at]]
+    start = len(out)
+    for n, unit in enumerate(burst):
+        # between the burst's changes, now and then a unit of other keys that follows
+        while n and rest and key not in {r[1][0] for r in rest[0]} and rng.random() < 0.35:
+            out += rest.pop(0)
+        out += unit
+    end = len(out)
+    for unit in rest:
+        out += unit
+    t["rows"] = out
+    # the burst in one file: no cut inside it
+    allowed = [c for c in range(1, len(out)) if c <= start or c >= end]
+    count = min(len(allowed), max(1, len(t["files"])))
+    t["files"] = sorted(rng.sample(allowed, count)) if allowed else []
+    problems = check_table_changelog(t)
+    if problems:
+        raise AssertionError(f"a burst made an invalid changelog of {t['name']}: {problems}")
+
+
+def _alive(rows: list[list[Any]]) -> list[list[Any]]:
+    """The rows alive after `rows` (a valid changelog), as a list (duplicates repeated)."""
+    alive: list[list[Any]] = []
+    for kind, values in rows:
+        if kind in ("+I", "+U"):
+            alive.append(values)
+        else:
+            alive.remove(values)
+    return alive
+
+
+def _units(rows: list[list[Any]]) -> list[Unit]:
+    """Changes as units: a -U with its +U, every other change alone."""
+    out: list[Unit] = []
+    for change in rows:
+        if out and out[-1][-1][0] == "-U":
+            out[-1].append(change)
+        else:
+            out.append([change])
+    return out
+
+
+def _burst(
+    rng: random.Random, t: dict[str, Any], key: Any, mine: list[list[Any]], net_zero: bool
+) -> list[Unit]:
+    """2-4 changes of `key`, given its live rows `mine` (with a primary key: at most one, and
+    an update keeps the key); `net_zero`: the key's live rows as they were at the end."""
+    pk = bool(t["primary_key"])
+    seen: list[list[Any]] = []
+
+    def fresh() -> list[Any]:
+        if seen and rng.random() < 0.3:  # the same row again (insert, delete, insert again)
+            return list(rng.choice(seen))
+        row = [key] + [value(rng, ty) for _, ty in t["columns"][1:]]
+        seen.append(row)
+        return list(row)
+
+    cur = [list(r) for r in mine]
+    out: list[Unit] = []
+    for _ in range(rng.randint(2, 4)):
+        r = rng.random()
+        if cur and (r < 0.35 if pk else r < 0.3):  # delete
+            old = cur.pop(rng.randrange(len(cur)))
+            out.append([["-D", old]])
+        elif cur and r < 0.75:  # update (chains: the next update starts from the new row)
+            old = cur.pop(rng.randrange(len(cur)))
+            new = fresh()
+            out.append([["-U", old], ["+U", new]])
+            cur.append(new)
+        elif not (pk and cur):
+            new = fresh()
+            out.append([["+I", new]])
+            cur.append(new)
+    if net_zero:  # back to the rows the key had
+        extra, missing = list(cur), []
+        for r in mine:
+            if r in extra:
+                extra.remove(r)
+            else:
+                missing.append(r)
+        while extra and missing and pk:
+            out.append([["-U", extra.pop()], ["+U", list(missing.pop())]])
+        out += [[["-D", r]] for r in extra]
+        out += [[["+I", list(r)]] for r in missing]
+    return out
+
+
+# -- late rows (time families) -----------------------------------------------------------------
+
+#: Per case of the family: the chance of rows behind their table's watermark.
+LATE_P = {"interval": 0.6, "temporal": 0.6}
+
+
+def _maybe_late(rng: random.Random, case: Case, p: float) -> Case:
+    """Tables with a rowtime: sometimes 1-2 rows per table whose event time is behind the
+    table's watermark when they are read (up to 3 s behind). One is kept only when Flink's
+    answer stays the same however its inputs interleave (`late_rows`); else it keeps its
+    time. Versioned tables keep one row per (key, time). Drawn last (see above)."""
+    if rng.random() >= p:
+        return case
+    versioned = {q["table"] for q in walk_queries(case["query"]) if q["op"] == "temporal"}
+    for t in case["tables"]:
+        if not t["rowtime"] or t.get("lookup"):
+            continue
+        at = [n for n, _ in t["columns"]].index(t["rowtime"])
+        for _ in range(rng.randint(1, 2)):
+            marks = watermark_before(t)
+            spots = [i for i, w in enumerate(marks) if w is not None and w >= 0]
+            if not spots:
+                break
+            i = rng.choice(spots)
+            w = marks[i]
+            assert w is not None
+            row = t["rows"][i][1]
+            old, new = row[at], ts(rng.randint(max(0, w // 1000 - 3), w // 1000))
+            if t["name"] in versioned and any(
+                r[0] == row[0] and r[at] == new for _, r in t["rows"]
+            ):
+                continue
+            row[at] = new
+            if fragile(case):
+                row[at] = old
+    return case
+
+
 def generate(family: str, seed: int, n: int) -> Case:
     """Case `n` of `seed` in `family`.
 
@@ -839,7 +1010,9 @@ def generate(family: str, seed: int, n: int) -> Case:
     case = _maybe_incremental(rng, gen(rng, seed, n), INCREMENTAL_P.get(family, 0.0))
     case = _maybe_operator(rng, case, OPERATOR_P.get(family, 0.0))
     case = _maybe_unbounded(rng, case, 0.1 if family == "interval" else 0.0)
-    return _maybe_hints(rng, case, HINTS_P.get(family, 0.0))
+    case = _maybe_hints(rng, case, HINTS_P.get(family, 0.0))
+    case = _maybe_churn(rng, case, CHURN_P.get(family, 0.0))
+    return _maybe_late(rng, case, LATE_P.get(family, 0.0))
 
 
 def generate_many(count: int, seed: int, families: list[str] | None = None) -> list[Case]:

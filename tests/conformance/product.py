@@ -266,8 +266,8 @@ def encode(v: Any) -> Any:
         return None
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):  # numpy scalars
         v = v.item()
-    if isinstance(v, float) and v != v:  # pandas' NaN for a NULL in a numeric column
-        return None
+    # (a NaN stays a NaN: in collect() it is one; in materialize()'s pandas frame a NULL of a
+    # numeric column is one too, which compare's materialize() check allows for)
     if type(v).__name__ == "NaTType":  # pandas' NULL timestamp (a datetime subclass)
         return None
     if isinstance(v, dt.datetime):
@@ -307,6 +307,7 @@ def run_case(case: Case, remote: str, workdir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": case["id"],
         "columns": [],
+        "types": [],
         "changelog": [],
         "materialized": None,
         "error": None,
@@ -322,6 +323,8 @@ def run_case(case: Case, remote: str, workdir: Path) -> dict[str, Any]:
         table = build_query(env, case, case["query"])
         out["columns"] = list(table.column_names)
         result = table.execute()
+        # the result schema in Flink's types (compare.normalize_type reads the spelling)
+        out["types"] = [str(f.type) for f in result.row_type]
         if case["feed"] == "incremental":
             feed_incrementally(case, workdir, result)
         out["changelog"] = [[r.kind.short_string, [encode(v) for v in r]] for r in result.collect()]

@@ -40,6 +40,8 @@ from tests.conformance.model import Case, dumps
 FAILURES_DIR = Path(__file__).resolve().parent / "failures"
 CACHE_DIR = VENV_DIR / "conformance-cache"
 FLINK_TIMEOUT_PER_CASE_S = 120
+# What a cached answer holds (part of its key): 2 added the result schema's column types.
+ANSWER_FORMAT = "answer-2"
 
 
 def case_key(case: Case) -> str:
@@ -52,7 +54,7 @@ def case_key(case: Case) -> str:
         True
     """
     content = {k: case.get(k) for k in ("tables", "functions", "query")}
-    versions = [FLINK_VERSION]
+    versions = [FLINK_VERSION, ANSWER_FORMAT]
     if any(t.get("lookup") for t in case.get("tables", [])):  # Flink reads it with our Java
         versions.append(lookup_source_hash())
     text = json.dumps([*versions, content], sort_keys=True)
@@ -188,11 +190,12 @@ def run_cases(
 
 
 def summary(outcomes: Sequence[tuple[Case, Comparison, dict, dict]]) -> str:
-    """Counts per family: cases, same, different, errors (product), Flink errors.
+    """Counts per family: cases, same, different (rows or changelog), types (the same rows,
+    other column types), errors (product), Flink errors.
 
     Example:
         >>> print(summary([]).splitlines()[0])
-        family     cases  same  different  errors  flink-errors
+        family     cases  same  different  types  errors  flink-errors
     """
     rows: dict[str, Counter] = {}
     for case, c, _, _ in outcomes:
@@ -200,12 +203,16 @@ def summary(outcomes: Sequence[tuple[Case, Comparison, dict, dict]]) -> str:
         counter["cases"] += 1
         counter[c.status] += 1
     total = sum(rows.values(), Counter())
-    head = ("family", "cases", "same", "different", "errors", "flink-errors")
-    lines = [f"{head[0]:<10} {head[1]:>5} {head[2]:>5} {head[3]:>10} {head[4]:>7} {head[5]:>13}"]
+    head = ("family", "cases", "same", "different", "types", "errors", "flink-errors")
+    lines = [
+        f"{head[0]:<10} {head[1]:>5} {head[2]:>5} {head[3]:>10} {head[4]:>6} {head[5]:>7} "
+        f"{head[6]:>13}"
+    ]
     for family, counter in [*sorted(rows.items()), ("total", total)]:
         lines.append(
             f"{family:<10} {counter['cases']:>5} {counter['same']:>5} "
-            f"{counter['different']:>10} {counter['error']:>7} {counter['flink-error']:>13}"
+            f"{counter['different']:>10} {counter['types']:>6} {counter['error']:>7} "
+            f"{counter['flink-error']:>13}"
         )
     return "\n".join(lines)
 

@@ -368,7 +368,7 @@ def test_unknown_connector():
     with pytest.raises(
         ValidationError,
         match=r"Unknown connector 'kafka'\. Available connectors: "
-        r"\['filesystem', 'jdbc'\]",
+        r"\['blackhole', 'filesystem', 'jdbc', 'print'\]",
     ):
         TableDescriptor.for_connector("kafka")
 
