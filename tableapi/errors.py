@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 
 class TableApiError(Exception):
@@ -116,6 +117,87 @@ def malformed_input(error: BaseException) -> DataError | None:
         "fails on such a record, as Flink does; to skip such records instead, set the table's "
         "option 'json.ignore-parse-errors' (or 'csv.ignore-parse-errors') to 'true'."
     )
+
+
+class FileTable(NamedTuple):
+    """A filesystem table a query reads: its name, its ``path``, whether the query streams
+    and whether ``source.monitor-interval`` watches the path (for the missing-path error)."""
+
+    table: str
+    path: str
+    streaming: bool = False
+    watched: bool = False
+
+
+def missing_path(file: FileTable) -> ValidationError:
+    """The error for a filesystem table whose path does not exist, with what Flink does.
+
+    >>> print(missing_path(FileTable("Orders", "/no/dir")))  # doctest: +NORMALIZE_WHITESPACE
+    Table 'Orders' reads path '/no/dir', which does not exist. Flink's filesystem source fails
+    on a missing path too (it lists the path when the job starts): create the directory (an
+    empty one reads as no rows) or fix the table's option 'path'.
+    """
+    reader = f"Table {file.table!r}" if file.table else "A filesystem table"
+    head = f"{reader} reads path {file.path!r}, which does not exist."
+    if file.streaming and file.watched:
+        return ValidationError(
+            f"{head} With 'source.monitor-interval' the directory is watched for new files, but "
+            "it must exist when the query starts: Flink's filesystem source fails on a missing "
+            "path too, watching or not (it lists the path when the job starts). Create the "
+            "directory first (an empty one is fine: files written there later are read as they "
+            "arrive), or fix the table's option 'path'."
+        )
+    bounded = (
+        " In streaming mode a table without 'source.monitor-interval' is bounded: the query "
+        "reads the files there when it starts."
+        if file.streaming
+        else ""
+    )
+    return ValidationError(
+        f"{head}{bounded} Flink's filesystem source fails on a missing path too (it lists the "
+        "path when the job starts): create the directory (an empty one reads as no rows) or "
+        "fix the table's option 'path'."
+    )
+
+
+# Spark's analysis error for a path its reader cannot find (the path may come qualified).
+_PATH_NOT_FOUND = re.compile(r"\[PATH_NOT_FOUND\] Path does not exist: (\S+?)\.?(?:\s|$)")
+
+
+def path_not_found(error: BaseException, files: Sequence[FileTable]) -> ValidationError | None:
+    """The :func:`missing_path` error for Spark's PATH_NOT_FOUND, naming the table of
+    ``files`` whose path it is; None when ``error`` is something else.
+
+    >>> e = Exception("[PATH_NOT_FOUND] Path does not exist: file:/no/dir. SQLSTATE: 42K03")
+    >>> path_not_found(e, [FileTable("Orders", "/no/dir/")]).args[0][:54]
+    "Table 'Orders' reads path '/no/dir/', which does not e"
+    """
+    found = _PATH_NOT_FOUND.search(str(error))
+    if found is None:
+        return None
+    missing = _plain_path(found.group(1))
+    named = [f for f in files if _same_path(f.path, missing)]
+    if not named and len(files) == 1:  # Spark qualified it in a way we do not follow
+        named = list(files)
+    if named:
+        return missing_path(named[0])
+    streaming = any(f.streaming for f in files)
+    return missing_path(FileTable("", found.group(1), streaming))
+
+
+def _same_path(path: str, missing: str) -> bool:
+    """``path`` (a table's option) is ``missing`` (as Spark gave it): equal, or relative to
+    the server's working directory."""
+    plain = _plain_path(path)
+    return plain == missing or (
+        not plain.startswith("/") and missing.endswith("/" + plain.removeprefix("./"))
+    )
+
+
+def _plain_path(path: str) -> str:
+    """A local path as Spark may qualify it (``file:/d``, ``file:///d``) -> ``/d``."""
+    plain = re.sub(r"^file:(//)?(?=/)", "", path)
+    return plain.rstrip("/") or "/"
 
 
 def column_not_found(name: str, available: Iterable[str], where: str = "") -> ValidationError:

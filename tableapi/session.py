@@ -20,12 +20,12 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
-from tableapi.errors import ServerError, lookup_failure, malformed_input
+from tableapi.errors import FileTable, ServerError, lookup_failure, malformed_input, path_not_found
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -95,6 +95,7 @@ class EmbeddedServer:
             start_new_session=True,
         )
         server = cls(process, port, conf["spark.sql.warehouse.dir"], token)
+        _embedded_endpoints.add(("localhost", port))
         ready = threading.Event()
         threading.Thread(target=server._pump, args=(ready,), daemon=True).start()
         atexit.register(server.stop)
@@ -127,6 +128,23 @@ class EmbeddedServer:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         shutil.rmtree(self.warehouse, ignore_errors=True)
+
+
+#: Where the servers this process started listen (host, port): they read this machine's files.
+_embedded_endpoints: set[tuple[str, int]] = set()
+
+
+def reads_local_files(spark: SparkSession) -> bool:
+    """Does ``spark``'s server read this machine's files, i.e. is it an embedded server of
+    this process? A remote one may not, even on localhost: a container, or an SSH tunnel.
+
+    Example::
+
+        server = EmbeddedServer.start()
+        reads_local_files(connect(server.url))                    # True
+        reads_local_files(connect("sc://db-host:15002/;token=.."))  # False
+    """
+    return _endpoints.get(spark) in _embedded_endpoints
 
 
 #: How long a call keeps retrying a server that does not answer (pyspark's default is more
@@ -272,16 +290,22 @@ def _transport_failure(e: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def server_call(url: str, doing: str, advice: str) -> Iterator[None]:
+def server_call(
+    url: str, doing: str, advice: str, files: Sequence[FileTable] = ()
+) -> Iterator[None]:
     """Turn a call that failed because the server at ``url`` went away into a ServerError
     that names the server, what was being done and ``advice`` (how to resume). The query's
     own errors are not that: a record that cannot be parsed becomes a DataError, a lookup
-    database's failure a DatabaseError, and any other error is raised as it is."""
+    database's failure a DatabaseError, a path of ``files`` (the query's filesystem tables)
+    that does not exist a ValidationError naming its table, and any other error is raised
+    as it is."""
     try:
         yield
     except Exception as e:
         if (bad_data := malformed_input(e)) is not None:
             raise bad_data from None
+        if (no_path := path_not_found(e, files)) is not None:
+            raise no_path from None
         if (database := lookup_failure(e)) is not None:
             raise database from None
         if isinstance(e, ServerError) or not server_gone(e, _endpoint_of(url)):

@@ -21,10 +21,12 @@ from pyspark.sql.connect.session import SparkSession
 from server_ext.lookup.metrics import observation_name
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.lookup import compile_lookup
-from tableapi.errors import ValidationError
+from tableapi.connectors.filesystem import local_path_missing
+from tableapi.errors import FileTable, ValidationError, missing_path
 from tableapi.expressions import Column
 from tableapi.plan import (
     Exchange,
+    FileSource,
     Filter,
     Join,
     JoinKind,
@@ -32,7 +34,9 @@ from tableapi.plan import (
     PlanNode,
     Project,
     QueryHints,
+    Scan,
 )
+from tableapi.session import reads_local_files
 from tableapi.types import RowType
 
 # Table API hint name -> Spark's join strategy hint.
@@ -78,8 +82,18 @@ class Compiler:
                 raise ValidationError(
                     f"{type(node).__name__} cannot be compiled in {self.mode} mode."
                 )
+            if isinstance(node, Scan) and isinstance(node.source, FileSource):
+                self.check_path(node.table_name, node.source)
             self._memo[key] = visit(node)
         return self._memo[key]
+
+    def check_path(self, table: str, source: FileSource) -> None:
+        """Refuse a filesystem table whose path does not exist, before anything runs, when
+        the server reads this machine's files (the embedded server); a remote server's
+        PATH_NOT_FOUND is translated when it comes back (``session.server_call``)."""
+        if reads_local_files(self.spark) and local_path_missing(source.path):
+            streaming = self.mode == "streaming"
+            raise missing_path(FileTable(table, source.path, streaming, not source.bounded))
 
     def carried_columns(self, node: PlanNode) -> list[SparkColumn]:
         """Columns a node's rows carry besides its own (streaming: the row kind)."""

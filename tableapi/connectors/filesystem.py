@@ -19,6 +19,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 
 import attrs
@@ -95,3 +97,19 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
         passed["mode"] = "DROPMALFORMED" if skip else "FAILFAST"
     reader = tuple(sorted(passed.items()))
     return FilesystemOptions(options[PATH], fmt, reader, options.get(OP_COLUMN), interval_ms)
+
+
+def local_path_missing(path: str) -> bool:
+    """Is ``path`` a path of this machine (no scheme but ``file:``, no glob pattern, which
+    Spark expands) that does not exist? Only meaningful when the server reads this machine's
+    files (the embedded server).
+
+    >>> local_path_missing("/no/such/dir"), local_path_missing("/"), local_path_missing("s3a://b/x")
+    (True, False, False)
+    """
+    if re.match(r"^[A-Za-z][\w+.-]*:", path) and not path.startswith("file:"):
+        return False  # another filesystem (hdfs:, s3a:, ...): the server's to find
+    if any(c in path for c in "*?[{"):
+        return False
+    plain = re.sub(r"^file:(//)?(?=/)", "", path)
+    return not os.path.exists(plain)

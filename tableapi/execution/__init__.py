@@ -7,7 +7,7 @@ starts streaming queries (bounded runs, sinks, checkpoints, the state store per 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.connect.session import SparkSession
 
 from tableapi.config import TableConfig
+from tableapi.errors import FileTable
 from tableapi.plan import PlanNode
 from tableapi.result import Guard, TableResult
 from tableapi.session import server_call
@@ -77,12 +78,13 @@ class Server:
     session: Callable[[], SparkSession]
     url: Callable[[], str]
 
-    def guard(self, advice: str) -> Guard:
+    def guard(self, advice: str, files: Sequence[FileTable] = ()) -> Guard:
         """Calls that fail because this server went away raise an error naming it, what was
-        being done, and ``advice``."""
+        being done, and ``advice``; Spark's error for a path of ``files`` (the query's
+        filesystem tables) that does not exist becomes one naming the table."""
 
         def guarded(doing: str) -> AbstractContextManager[None]:
-            return server_call(self.url(), doing, advice)
+            return server_call(self.url(), doing, advice, files)
 
         return guarded
 

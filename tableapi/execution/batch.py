@@ -11,8 +11,11 @@ from tableapi.compiler.batch import BatchCompiler
 from tableapi.execution import BlackholeSink, PrintSink, Server, Sink
 from tableapi.execution.printing import print_line
 from tableapi.plan import PlanNode
+from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, TableResult
 from tableapi.types import RowType
+
+_RERUN = "Start the server again and re-run the job."
 
 
 class BatchExecutor:
@@ -20,7 +23,7 @@ class BatchExecutor:
 
     def __init__(self, server: Server) -> None:
         self._server = server
-        self._guard = server.guard("Start the server again and re-run the job.")
+        self._guard = server.guard(_RERUN)
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
         return compile_plan(plan, self._server.session())
@@ -28,7 +31,8 @@ class BatchExecutor:
     def execute(self, plan: PlanNode, row_type: RowType) -> TableResult:
         compiler = BatchCompiler(self._server.session())
         df = compiler.compile(plan)
-        return TableResult(df, row_type, self._guard, tuple(compiler.lookups))
+        guard = self._server.guard(_RERUN, file_tables(plan))
+        return TableResult(df, row_type, guard, tuple(compiler.lookups))
 
     def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> TableResult:
         if isinstance(sink, PrintSink):

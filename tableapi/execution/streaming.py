@@ -47,6 +47,7 @@ from tableapi.plan.changelog import (
     wants_jvm_plugin,
 )
 from tableapi.plan.explain import render
+from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, StreamingTableResult
 from tableapi.types import RowType
 
@@ -92,7 +93,8 @@ class StreamingExecutor:
 
     def execute(self, plan: PlanNode, row_type: RowType) -> StreamingTableResult:
         check_streaming(plan)
-        guard = self._server.guard(self._resume_advice(self._config.get(PIPELINE_NAME)))
+        advice = self._resume_advice(self._config.get(PIPELINE_NAME))
+        guard = self._server.guard(advice, file_tables(plan, streaming=True))
         with self._compiled(plan) as compiled:
             writer, output = self._result_sink(compiled)
             with guard("running the query"):

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from server_ext.lookup.spec import CacheSpec, SourceSpec
+from tableapi.errors import FileTable
 from tableapi.plan.base import PlanNode
 from tableapi.schema import Schema
 from tableapi.types import RowType
@@ -106,3 +107,18 @@ class Scan(PlanNode):
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:
         pk = self.schema.primary_key if self.schema else ()
         return (pk,) if pk else ()
+
+
+def file_tables(plan: PlanNode, streaming: bool = False) -> tuple[FileTable, ...]:
+    """The filesystem tables ``plan`` reads (for the error of a path that does not exist).
+
+    >>> from tableapi.types import BIGINT
+    >>> scan = Scan("Orders", FileSource("/data/orders", "json"), RowType.of(("id", BIGINT)))
+    >>> file_tables(scan, streaming=True)
+    (FileTable(table='Orders', path='/data/orders', streaming=True, watched=False),)
+    """
+    return tuple(
+        FileTable(n.table_name, n.source.path, streaming, not n.source.bounded)
+        for n in plan.walk()
+        if isinstance(n, Scan) and isinstance(n.source, FileSource)
+    )
