@@ -70,26 +70,43 @@ def test_streaming_print_shows_every_change_kind_in_order(
     ]
 
 
+class Printed:
+    """The lines a running print insert has printed so far (capsys's standard output)."""
+
+    def __init__(self, capsys) -> None:
+        self.capsys = capsys
+        self.lines: list[str] = []
+
+    def until(self, n: int) -> list[str]:
+        """Wait (up to a minute) until ``n`` lines have been printed."""
+        deadline = time.monotonic() + 60
+        while len(self.lines) < n and time.monotonic() < deadline:
+            time.sleep(0.2)
+            self.lines.extend(lines(self.capsys.readouterr().out))
+        return self.lines
+
+
 def test_streaming_print_of_a_join_prints_its_changelog(
     senv: TableEnvironment, shared_dir: Path, capsys
 ) -> None:
-    orders = ChangelogTable(
-        senv, shared_dir, "Orders", [("o_id", "BIGINT"), ("p_id", "BIGINT")], bounded=True
-    )
-    products = ChangelogTable(
-        senv, shared_dir, "Products", [("id", "BIGINT"), ("name", "STRING")], bounded=True
-    )
-    orders.append([("+I", (1, 10)), ("+I", (2, 20))])
-    products.append([("+I", (10, "pen")), ("-D", (10, "pen"))])
+    orders = ChangelogTable(senv, shared_dir, "Orders", [("o_id", "BIGINT"), ("p_id", "BIGINT")])
+    products = ChangelogTable(senv, shared_dir, "Products", [("id", "BIGINT"), ("name", "STRING")])
+    columns = [("o_id", "BIGINT"), ("p_id", "BIGINT"), ("id", "BIGINT"), ("name", "STRING")]
+    sink(senv, "Out", "print", columns, **{"print-identifier": "join"})
+    orders.append([("+I", (1, 10))])
     query = senv.from_path("Orders").left_outer_join(
         senv.from_path("Products"), col("p_id") == col("id")
     )
-    expected = [repr(r).replace("<NULL>", "null") for r in query.execute().collect()]
-    assert any(line.startswith("-D[") for line in expected), expected
-    columns = [("o_id", "BIGINT"), ("p_id", "BIGINT"), ("id", "BIGINT"), ("name", "STRING")]
-    sink(senv, "Out", "print", columns)
-    query.execute_insert("Out")
-    assert lines(capsys.readouterr().out) == expected
+    result = query.execute_insert("Out")
+    printed = Printed(capsys)
+    try:
+        assert printed.until(1) == ["join> +I[1, 10, null, null]"]
+        products.append([("+I", (10, "pen"))])  # the padded row is retracted
+        assert printed.until(3)[1:] == ["join> -D[1, 10, null, null]", "join> +I[1, 10, 10, pen]"]
+        products.append([("-D", (10, "pen"))])  # and padded again
+        assert printed.until(5)[3:] == ["join> -D[1, 10, 10, pen]", "join> +I[1, 10, null, null]"]
+    finally:
+        result.cancel()
 
 
 def test_streaming_print_prints_new_changes_as_they_come(
@@ -100,20 +117,12 @@ def test_streaming_print_prints_new_changes_as_they_come(
     sink(senv, "Out", "print", columns)
     table.append([("+I", (1, "a"))])
     result = senv.from_path("Live").execute_insert("Out")
+    printed = Printed(capsys)
     try:
-        printed: list[str] = []
-
-        def until(n: int) -> list[str]:
-            deadline = time.monotonic() + 60
-            while len(printed) < n and time.monotonic() < deadline:
-                time.sleep(0.2)
-                printed.extend(lines(capsys.readouterr().out))
-            return printed
-
-        assert until(1) == ["+I[1, a]"]
+        assert printed.until(1) == ["+I[1, a]"]
         assert not result.finished
         table.append([("-U", (1, "a")), ("+U", (1, "b"))])
-        assert until(3) == ["+I[1, a]", "-U[1, a]", "+U[1, b]"]
+        assert printed.until(3) == ["+I[1, a]", "-U[1, a]", "+U[1, b]"]
     finally:
         result.cancel()
     assert lines(capsys.readouterr().out) == []  # nothing printed twice
@@ -139,5 +148,6 @@ def test_streaming_blackhole_takes_a_changelog(
     assert result.finished
     progress = result.query.recentProgress
     assert sum(p.numInputRows for p in progress) == 4
-    assert sum(p.sink.numOutputRows for p in progress if p.sink.numOutputRows > 0) >= 3
+    # Two result rows, plus the retractions the arrival order made (none to two).
+    assert 2 <= sum(p.sink.numOutputRows for p in progress if p.sink.numOutputRows > 0) <= 6
     assert capsys.readouterr().out == ""
