@@ -2,18 +2,23 @@
 
     /path/to/flink-venv/bin/python bench/flink_bench.py job.json
 
-``job.json`` (written by the benchmarks' :func:`flink_times`)::
+``job.json`` (written by the benchmarks' :func:`tiers.flink_runs`)::
 
     {"tables": [{"name": "L", "path": "/data/left", "columns": [["k", "BIGINT"], ...],
-                 "extra": ["rowtime AS TO_TIMESTAMP_LTZ(t_ms, 3)",
-                           "WATERMARK FOR rowtime AS rowtime", "PRIMARY KEY (k) NOT ENFORCED"]}],
+                 "extra": ["WATERMARK FOR t AS t - INTERVAL '1' DAY",
+                           "PRIMARY KEY (k) NOT ENFORCED"]}],
      "queries": [{"label": "W1", "sql": "SELECT ...", "output": [["k", "BIGINT"], ...],
                   "backend": "hashmap", "multi_join": false}],
-     "parallelism": 2}
+     "parallelism": 2, "runs": 5}
 
 Every table reads CSV files (no header) with Flink's filesystem connector, bounded; each query
-runs in streaming mode into a ``blackhole`` sink, once to warm up, then timed (submission to
-the end of the job). Prints one JSON line per query: ``{"label", "seconds", "backend"}``.
+runs in streaming mode into a ``blackhole`` sink, once to warm up, then ``runs`` timed runs.
+Each run gives two windows: end to end (``execute_sql`` of the INSERT, which plans the job and
+starts a MiniCluster for it, to the end of ``wait()``) and the job's net runtime (Flink's own
+time of the job, from its JobExecutionResult). Then one more, untimed job counts the result's
+rows: ``SELECT COUNT(*)`` over the query (mini-batched, so that the count's own changelog
+stays short), the changelog applied. Prints one JSON line per query: ``{"label", "backend",
+"end_to_end": [s, ...], "engine": [s, ...], "rows"}``.
 This file imports only PyFlink and the standard library.
 """
 
@@ -48,19 +53,41 @@ def register(env: Any, tables: list[dict[str, Any]]) -> None:
         )
 
 
-def run(env: Any, query: dict[str, Any], n: int) -> float:
-    multi = "true" if query.get("multi_join") else "false"
-    env.get_config().set("table.optimizer.multi-join.enabled", multi)
+def run(env: Any, query: dict[str, Any], n: int) -> tuple[float, float]:
+    """One run into a new blackhole table: (end-to-end seconds, net runtime seconds)."""
     sink = f"sink_{n}"
     cols = ", ".join(f"`{c}` {ty}" for c, ty in query["output"])
     env.execute_sql(f"CREATE TEMPORARY TABLE {sink} ({cols}) WITH ('connector' = 'blackhole')")
     start = time.perf_counter()
-    env.execute_sql(f"INSERT INTO {sink} {query['sql']}").wait()
-    return time.perf_counter() - start
+    result = env.execute_sql(f"INSERT INTO {sink} {query['sql']}")
+    result.wait()
+    seconds = time.perf_counter() - start
+    job = result.get_job_client().get_job_execution_result().result()
+    return seconds, job.get_net_runtime() / 1e3
+
+
+def count(env: Any, query: dict[str, Any]) -> int:
+    """The query's result rows: the last value of a streaming COUNT(*) over it."""
+    from pyflink.common import RowKind
+
+    config = env.get_config()
+    config.set("table.exec.mini-batch.enabled", "true")
+    config.set("table.exec.mini-batch.allow-latency", "1 s")
+    config.set("table.exec.mini-batch.size", "100000")
+    try:
+        rows = 0
+        with env.execute_sql(f"SELECT COUNT(*) FROM ({query['sql']})").collect() as changes:
+            for row in changes:
+                if row.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
+                    rows = row[0]
+        return int(rows)
+    finally:
+        config.set("table.exec.mini-batch.enabled", "false")
 
 
 def main(path: str) -> None:
     job = json.loads(open(path).read())
+    runs = int(job.get("runs", 5))
     envs: dict[str, Any] = {}
     n = 0
     for query in job["queries"]:
@@ -69,11 +96,18 @@ def main(path: str) -> None:
             envs[backend] = table_env(backend, job.get("parallelism", 2))
             register(envs[backend], job["tables"])
         env = envs[backend]
-        n += 1
-        run(env, query, n)  # warm-up: the first job of a mini cluster pays for its start
-        n += 1
-        seconds = run(env, query, n)
-        print(json.dumps({"label": query["label"], "seconds": seconds, "backend": backend}))
+        multi = "true" if query.get("multi_join") else "false"
+        env.get_config().set("table.optimizer.multi-join.enabled", multi)
+        end_to_end, engine = [], []
+        for i in range(runs + 1):  # the first run warms up (class loading, JIT)
+            n += 1
+            seconds, net = run(env, query, n)
+            if i:
+                end_to_end.append(seconds)
+                engine.append(net)
+        rows = count(env, query)
+        out = {"label": query["label"], "backend": backend, "end_to_end": end_to_end}
+        print(json.dumps({**out, "engine": engine, "rows": rows}))
         sys.stdout.flush()
 
 

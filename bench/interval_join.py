@@ -7,7 +7,8 @@ Data: orders at random times over one day with 100k order ids; shipments of rand
 each 0-6 hours after a random time of the day (about half within 4 hours of their order);
 one last order and shipment two days later move the watermark past every row (as the end of
 a bounded input does in Flink). Parquet files, read as streams in one availableNow run to a
-no-op sink. Query: shipped within 4 hours of the order (``o_rowtime BETWEEN s_rowtime -
+no-op sink (seconds: query start to termination; engine: Spark's triggerExecution summed over
+the batches). Query: shipped within 4 hours of the order (``o_rowtime BETWEEN s_rowtime -
 INTERVAL '4' HOUR AND s_rowtime``).
 
 (a) Spark's native stream-stream LEFT OUTER interval join, written in PySpark (what outer
@@ -23,12 +24,13 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from noop_run import run_to_noop
+
 from tableapi import Schema, TableDescriptor, TableEnvironment, col, lit
-from tableapi.result import observed_metric, tableau
+from tableapi.result import tableau
 
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
@@ -88,27 +90,6 @@ def query(env: TableEnvironment, how: str) -> Any:
     return o.join(s, cond) if how == "inner" else o.left_outer_join(s, cond)
 
 
-def timed_stream(spark: Any, df: Any, checkpoint: Path) -> tuple[float, int]:
-    from pyspark.sql.connect import functions as F
-
-    start = time.perf_counter()
-    q = (
-        df.observe("bench_out", F.count(F.lit(1)).alias("n"))
-        .writeStream.format("noop")
-        .trigger(availableNow=True)
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    q.awaitTermination()
-    seconds = time.perf_counter() - start
-    out = 0
-    for p in q.recentProgress:
-        row = (p.observedMetrics or {}).get("bench_out")
-        if row is not None:
-            out += int(observed_metric(row, "n") or 0)
-    return seconds, out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000, help="orders, and shipments")
@@ -146,8 +127,13 @@ def main() -> int:
             return o.join(s, cond, "left")
 
         print("warm-up (not counted) ...", flush=True)
-        timed_stream(spark, native_outer(), root / "warmup")
-        timed_stream(spark, outer.to_spark(), root / "warmup-operator")  # starts the workers
+        run_to_noop(spark, native_outer(), root / "warmup")
+        run_to_noop(spark, outer.to_spark(), root / "warmup-operator")  # starts the workers
+
+        def timed(label: str, df: Any, checkpoint: Path) -> tuple[str, float, float, int]:
+            print(f"running {label} ...", flush=True)
+            r = run_to_noop(spark, df, checkpoint)
+            return label, r["seconds"], r["engine"], r["output"]
 
         results = []
         for label, make in (
@@ -155,18 +141,16 @@ def main() -> int:
             ("(b) Table API LEFT OUTER interval join: server_ext operator", outer.to_spark),
             ("(c) Table API INNER interval join: Spark native", inner.to_spark),
         ):
-            print(f"running {label} ...", flush=True)
-            results.append((label, *timed_stream(spark, make(), root / f"ckpt{len(results)}")))
+            results.append(timed(label, make(), root / f"ckpt{len(results)}"))
         env.config.set("table.exec.join.spark-native.enabled", "false")
         assert "operator=[server_ext interval join processor]" in inner.explain()
         label = "(d) Table API INNER interval join: server_ext operator"
-        print(f"running {label} ...", flush=True)
-        results.append((label, *timed_stream(spark, inner.to_spark(), root / "ckpt-d")))
+        results.append(timed(label, inner.to_spark(), root / "ckpt-d"))
 
         base = results[0][1]
-        rows = [(n, f"{s:.2f}", f"{s / base:.2f}x", out) for n, s, out in results]
+        rows = [(n, f"{s:.2f}", f"{e:.2f}", f"{s / base:.2f}x", out) for n, s, e, out in results]
         print()
-        print(tableau(["query", "seconds", "vs (a)", "output rows"], rows))
+        print(tableau(["query", "seconds", "engine s", "vs (a)", "output rows"], rows))
         return 0
     finally:
         env.close()

@@ -1,5 +1,5 @@
-"""Shared by the streaming benchmarks: run a stream to Spark's no-op sink, time it, and read
-the state it keeps from the query's progress."""
+"""Shared by the streaming benchmarks: run a stream to Spark's no-op sink, time it in both
+windows, count what it emits, and read the state it keeps from the query's progress."""
 
 from __future__ import annotations
 
@@ -7,21 +7,45 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tableapi.result import observed_metric
+
+OUT = "bench_out"  # the observation that counts the rows a query emits
+
 
 def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
-    """Run ``df`` to the no-op sink in one availableNow batch: seconds (query start to
-    termination), input rows, state rows (numRowsTotal over the stateful operators) and
-    state bytes (the SST files on RocksDB, memory on the HDFS-backed store)."""
+    """Run ``df`` to the no-op sink in one availableNow batch: ``seconds`` (query start to
+    termination), ``engine`` (Spark's trigger execution time summed over the batches),
+    ``output`` (rows emitted, changes of every kind), input rows, state rows (numRowsTotal
+    over the stateful operators) and state bytes (the SST files on RocksDB, memory on the
+    HDFS-backed store)."""
+    from pyspark.sql.connect import functions as F
+
     start = time.perf_counter()
     query = (
-        df.writeStream.format("noop")
+        df.observe(OUT, F.count(F.lit(1)).alias("n"))
+        .writeStream.format("noop")
         .trigger(availableNow=True)
         .option("checkpointLocation", str(checkpoint))
         .start()
     )
     query.awaitTermination()
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, **state_of(spark, query)}
+    output = sum(
+        int(observed_metric((p.observedMetrics or {}).get(OUT), "n") or 0)
+        for p in query.recentProgress
+    )
+    return {
+        "seconds": seconds,
+        "engine": engine_seconds(query),
+        "output": output,
+        **state_of(spark, query),
+    }
+
+
+def engine_seconds(query: Any) -> float:
+    """Spark's engine time of a finished query: ``durationMs['triggerExecution']`` summed
+    over its micro-batches (Spark keeps the last 100: a bounded run has a few)."""
+    return sum((p.durationMs or {}).get("triggerExecution", 0) for p in query.recentProgress) / 1e3
 
 
 def state_of(spark: Any, query: Any) -> dict[str, Any]:

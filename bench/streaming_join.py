@@ -6,9 +6,10 @@ one run.
         --scale 200000,1000000,4000000                       # + Flink + the scaling rows
     .venv/bin/python bench/streaming_join.py --rows 20000 --keys 10000   # a quick look
 
-Each query reads the same Parquet files as two streams, in one micro-batch
-(trigger availableNow), into Spark's no-op sink; the time is query start to termination
-(warm: a first run of each kind is not counted).
+Each query of (a), (b) and the tiers reads the same Parquet files as two streams, in one
+micro-batch (trigger availableNow), into Spark's no-op sink; the time is query start to
+termination (warm: a first run of each kind is not counted), and the engine's time
+(triggerExecution summed over the batches).
 
 (a) Spark's native stream-stream inner join, written in PySpark, on the RocksDB and on the
     HDFS-backed state store;
@@ -16,11 +17,16 @@ Each query reads the same Parquet files as two streams, in one micro-batch
     on the same store <= 1.1;
 W1 (inner) and W2 (left outer) forced through the server_ext operator on each tier: Python
     (RocksDB), JVM on hashmap (HDFS-backed) and on RocksDB; state bytes per key;
-Flink 2.3 (--flink-python): W1 and W2 on hashmap, W1 on RocksDB, same data as CSV;
-scaling (--scale): W1 on the JVM tier (hashmap) and on Flink at each size (keys = rows / 2).
+Flink comparison (--flink-python, Flink 2.3): W1 and W2 on hashmap, W1 on RocksDB, against
+the JVM tier on the same backend; both systems read the same CSV copy of the data and write
+to a blackhole table; end to end and engine time, median and spread of --runs timed runs
+after a warm-up, result rows asserted equal (see tiers.comparison);
+scaling (--scale): W1 on the JVM tier (hashmap) and on Flink at each size (keys = rows / 2),
+compared the same way.
 
-Goals (issue 13): JVM hashmap <= 0.8x Flink on W1 and W2, <= 0.8x Spark's native join (HDFS)
-on W1; time per row at the largest size within 1.5x of that at the smallest.
+Goals (issue 13): JVM hashmap <= 0.8x Flink on W1 and W2 (both windows shown), <= 0.8x
+Spark's native join (HDFS) on W1; time per row at the largest size within 1.5x of that at the
+smallest.
 """
 
 from __future__ import annotations
@@ -34,7 +40,18 @@ from pathlib import Path
 from typing import Any
 
 from noop_run import run_to_noop
-from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
+from tiers import (
+    TIERS,
+    Windows,
+    add_flink_option,
+    comparison,
+    csv_copy,
+    flink_runs,
+    goal,
+    on_tier,
+    product_runs,
+    server_url,
+)
 
 from server_ext.conf import HDFS_PROVIDER, ROCKSDB_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
@@ -58,8 +75,15 @@ def make_data(spark: Any, root: Path, rows: int, keys: int) -> None:
     ).repartition(2).write.mode("overwrite").parquet(str(root / "right"))
 
 
-def register(env: TableEnvironment, root: Path) -> None:
-    for name, cols in (("L", ("k", "l_id", "l_v")), ("R", ("rk", "r_id", "r_v"))):
+FLINK_TABLES = [("L", ("k", "l_id", "l_v"), "left"), ("R", ("rk", "r_id", "r_v"), "right")]
+W1_SQL = "SELECT * FROM L JOIN R ON k = rk"
+W2_SQL = "SELECT * FROM L LEFT JOIN R ON k = rk"
+OUTPUT = [[c, "BIGINT"] for c in ("k", "l_id", "l_v", "rk", "r_id", "r_v")]
+
+
+def register(env: TableEnvironment, root: Path, fmt: str = "parquet") -> None:
+    """L and R on the Parquet files, or (``fmt='csv'``) on their CSV copies."""
+    for name, cols, folder in FLINK_TABLES:
         schema = Schema.new_builder()
         for c in cols:
             schema.column(c, "BIGINT")
@@ -67,8 +91,8 @@ def register(env: TableEnvironment, root: Path) -> None:
             name,
             TableDescriptor.for_connector("filesystem")
             .schema(schema.build())
-            .option("path", str(root / ("left" if name == "L" else "right")))
-            .option("format", "parquet")
+            .option("path", str(root / (folder if fmt == "parquet" else f"{folder}-csv")))
+            .option("format", fmt)
             .build(),
         )
 
@@ -80,13 +104,8 @@ def run(spark: Any, df: Any, checkpoint: Path, provider: str | None) -> dict[str
     return run_to_noop(spark, df, checkpoint)
 
 
-FLINK_TABLES = [("L", ("k", "l_id", "l_v"), "left"), ("R", ("rk", "r_id", "r_v"), "right")]
-W1_SQL = "SELECT * FROM L JOIN R ON k = rk"
-W2_SQL = "SELECT * FROM L LEFT JOIN R ON k = rk"
-OUTPUT = [[c, "BIGINT"] for c in ("k", "l_id", "l_v", "rk", "r_id", "r_v")]
-
-
 def flink_tables(spark: Any, root: Path) -> list[dict[str, Any]]:
+    """Writes the CSV copies both systems read in the comparison; Flink's table specs."""
     return [
         {
             "name": name,
@@ -118,15 +137,9 @@ def main() -> int:
     )
     root = Path(tempfile.mkdtemp(prefix="bench_streaming_join_"))
     if args.scale_only:
-        try:
-            print("warm-up of the jvm tier (not counted) ...", flush=True)
-            make_data(spark, root, args.rows, args.keys)
-            register(env, root)
-            on_tier(env, "jvm", "hashmap")
-            env.config.set("table.exec.join.spark-native.enabled", "false")
-            inner = env.from_path("L").join(env.from_path("R"), col("k") == col("rk"))
-            run(spark, inner.to_spark(), root / "warmup", None)
-            scaling(env, spark, root, [int(n) for n in args.scale.split(",")], args.flink_python)
+        try:  # each size warms up first (product_runs, flink_bench)
+            sizes = [int(n) for n in args.scale.split(",")]
+            scaling(env, url, spark, root, sizes, args.flink_python, args.runs)
             return 0
         finally:
             env.close()
@@ -173,14 +186,9 @@ def main() -> int:
                 label = f"{w}, {tier} tier"
                 tier_runs[(w[:2], tier, backend)] = measure(label, table.to_spark, None)
 
-        flink: dict[str, float] = {}
+        compared: dict[str, tuple[Windows, Windows]] = {}
         if args.flink_python:
-            queries = [
-                {"label": "W1", "sql": W1_SQL, "output": OUTPUT, "backend": "hashmap"},
-                {"label": "W2", "sql": W2_SQL, "output": OUTPUT, "backend": "hashmap"},
-                {"label": "W1-rocksdb", "sql": W1_SQL, "output": OUTPUT, "backend": "rocksdb"},
-            ]
-            flink = flink_times(args.flink_python, flink_tables(spark, root), queries)
+            compared = flink_comparison(url, spark, root, args.flink_python, args.runs)
 
         rows = []
         for label, r in results:
@@ -190,15 +198,14 @@ def main() -> int:
                     label,
                     r["store"],
                     f"{r['seconds']:.2f}",
+                    f"{r['engine']:.2f}",
                     f"{r['seconds'] / base['seconds']:.2f}x",
                     r["input"],
+                    r["output"],
                     r["state_rows"],
                     f"{r['state_bytes'] / args.keys:.0f}",
                 )
             )
-        for label, seconds in flink.items():
-            store = "RocksDB" if label.endswith("rocksdb") else "heap"
-            rows.append((f"{label[:2]} Apache Flink 2.3", store, f"{seconds:.2f}", "", "", "", ""))
         print()
         print(
             tableau(
@@ -206,8 +213,10 @@ def main() -> int:
                     "query",
                     "state store",
                     "seconds",
+                    "engine s",
                     "vs (a), same store",
                     "input rows",
+                    "output rows",
                     "state rows",
                     "state bytes/key",
                 ],
@@ -220,81 +229,145 @@ def main() -> int:
             f"{'PASS' if ok_b else 'FAIL'}"
         )
         w1 = tier_runs[("W1", "jvm", "hashmap")]["seconds"]
-        w2 = tier_runs[("W2", "jvm", "hashmap")]["seconds"]
         print(goal("JVM hashmap W1 / Spark native W1 (HDFS)", w1 / a_hdfs["seconds"], 0.8))
-        if flink:
-            print(goal("JVM hashmap W1 / Flink W1", w1 / flink["W1"], 0.8))
-            print(goal("JVM hashmap W2 / Flink W2", w2 / flink["W2"], 0.8))
+        for w in ("W1", "W2"):
+            if w in compared:
+                print(flink_goals(w, *compared[w]))
         for w in ("W1", "W2"):
             py = tier_runs[(w, "python", "rocksdb")]["seconds"]
             jvm = tier_runs[(w, "jvm", "hashmap")]["seconds"]
             print(f"{w}: Python tier / JVM hashmap = {py / jvm:.1f}x")
         if args.scale:
-            scaling(env, spark, root, [int(n) for n in args.scale.split(",")], args.flink_python)
+            sizes = [int(n) for n in args.scale.split(",")]
+            scaling(env, url, spark, root, sizes, args.flink_python, args.runs)
         return 0 if ok_b else 1
     finally:
         env.close()
         shutil.rmtree(root, ignore_errors=True)
 
 
-def scaling(env: Any, spark: Any, root: Path, sizes: list[int], flink_python: str | None) -> None:
-    """W1 on the JVM tier (hashmap), and on Flink, at each size (keys = rows / 2)."""
-    on_tier(env, "jvm", "hashmap")
+def joins(env: TableEnvironment) -> tuple[Any, Any]:
+    """Builders of W1 (inner) and W2 (left outer) on ``env``'s tables L and R."""
+
+    def w1() -> Any:
+        return env.from_path("L").join(env.from_path("R"), col("k") == col("rk"))
+
+    def w2() -> Any:
+        return env.from_path("L").left_outer_join(env.from_path("R"), col("k") == col("rk"))
+
+    return w1, w2
+
+
+def flink_comparison(
+    url: str, spark: Any, root: Path, flink_python: str, runs: int
+) -> dict[str, tuple[Windows, Windows]]:
+    """W1 and W2 (hashmap) and W1 on RocksDB: the JVM tier on the same backend against
+    Flink, both on the CSV copies, into blackhole tables; prints the comparison table."""
+    tables = flink_tables(spark, root)
+    cenv = TableEnvironment.create(mode="streaming", remote=url)
+    try:
+        register(cenv, root, "csv")
+        cenv.config.set("table.exec.join.spark-native.enabled", "false")
+        w1, w2 = joins(cenv)
+        workloads = [("W1", "hashmap", w1, W1_SQL), ("W2", "hashmap", w2, W2_SQL)]
+        workloads.append(("W1-rocksdb", "rocksdb", w1, W1_SQL))
+        product = {}
+        for label, backend, build, _ in workloads:
+            print(f"comparison: {label}, JVM tier on {backend} ({runs + 1} runs) ...", flush=True)
+            on_tier(cenv, "jvm", backend)
+            product[label] = product_runs(cenv, build, runs)
+    finally:
+        cenv.close()
+    queries = [
+        {"label": label, "sql": sql, "output": OUTPUT, "backend": backend}
+        for label, backend, _, sql in workloads
+    ]
+    flink = flink_runs(flink_python, tables, queries, runs)
+    compared = {label: (product[label], flink[label]) for label in product}
+    print()
+    print(f"Flink comparison: {'; '.join(f'{w[0]} = JVM tier on {w[1]}' for w in workloads)}")
+    print(comparison([(label, p, f) for label, (p, f) in compared.items()], runs))
+    return compared
+
+
+def flink_goals(w: str, product: Windows, flink: Windows) -> str:
+    """Issue 13's goal (JVM hashmap <= 0.8x Flink) on each window's medians."""
+    return "\n".join(
+        goal(
+            f"JVM hashmap {w} / Flink {w}, {window.replace('_', '-')}",
+            product.median(window) / flink.median(window),
+            0.8,
+        )
+        for window in ("end_to_end", "engine")
+    )
+
+
+def scaling(
+    env: Any,
+    url: str,
+    spark: Any,
+    root: Path,
+    sizes: list[int],
+    flink_python: str | None,
+    runs: int,
+) -> None:
+    """W1 on the JVM tier (hashmap), and on Flink, at each size (keys = rows / 2), on the
+    same CSV files; the product's time per row from its engine time."""
     rows = []
-    per_row: dict[str, list[float]] = {"jvm": [], "flink": []}
+    per_row: list[float] = []
     for n in sizes:
         data = root / f"scale-{n}"
         data.mkdir()
         print(f"scaling: {n:,} rows per side ...", flush=True)
         make_data(spark, data, n, n // 2)
-        for name in ("L", "R"):
-            env.drop_temporary_table(name)
-        register(env, data)
-        inner = env.from_path("L").join(env.from_path("R"), col("k") == col("rk"))
-        r = run(spark, inner.to_spark(), data / "ckpt", None)
-        per_row["jvm"].append(r["seconds"] / n)
-        seconds_flink = None
+        tables = flink_tables(spark, data)
+        senv = TableEnvironment.create(mode="streaming", remote=url)
+        try:
+            register(senv, data, "csv")
+            senv.config.set("table.exec.join.spark-native.enabled", "false")
+            on_tier(senv, "jvm", "hashmap")
+            product = product_runs(senv, joins(senv)[0], runs)
+        finally:
+            senv.close()
+        per_row.append(product.median("engine") / n)
+        flink = None
         if flink_python:
             q = [{"label": "W1", "sql": W1_SQL, "output": OUTPUT, "backend": "hashmap"}]
             try:  # a large run can lose its TaskManager on a loaded machine: keep the others
-                seconds_flink = flink_times(flink_python, flink_tables(spark, data), q)["W1"]
-                per_row["flink"].append(seconds_flink / n)
+                flink = flink_runs(flink_python, tables, q, runs)["W1"]
             except RuntimeError as e:
                 print(f"Flink at {n:,} rows per side failed: {e}", flush=True)
-        print(f"  JVM hashmap: {r['seconds']:.2f} s, {r['input']:,} input rows", flush=True)
         rows.append(
             (
                 f"{n:,}",
-                f"{r['input']:,}",
-                f"{r['seconds']:.2f}",
-                f"{r['seconds'] / n * 1e6:.2f}",
-                f"{r['state_bytes'] / (n // 2):.0f}",
-                "" if seconds_flink is None else f"{seconds_flink:.2f}",
-                "" if seconds_flink is None else f"{seconds_flink / n * 1e6:.2f}",
+                product.show("end_to_end"),
+                product.show("engine"),
+                f"{product.median('engine') / n * 1e6:.2f}",
+                flink.show("end_to_end") if flink else "",
+                flink.show("engine") if flink else "",
+                f"{flink.median('engine') / n * 1e6:.2f}" if flink else "",
+                f"{product.rows:,}" + ("" if not flink or flink.rows == product.rows else " !="),
             )
         )
+        if flink and flink.rows != product.rows:
+            raise AssertionError(f"W1 at {n:,}: {product.rows:,} rows != Flink's {flink.rows:,}")
     print()
     print(
         tableau(
             [
                 "rows per side",
-                "input rows",
-                "JVM hashmap s",
-                "us/row",
-                "state bytes/key",
-                "Flink s",
-                "Flink us/row",
+                "JVM hashmap end-to-end s",
+                "engine s",
+                "engine us/row",
+                "Flink end-to-end s",
+                "Flink engine s",
+                "Flink engine us/row",
+                "result rows (= Flink)",
             ],
             rows,
         )
     )
-    print(
-        goal(
-            "JVM us/row at the largest / at the smallest",
-            per_row["jvm"][-1] / per_row["jvm"][0],
-            1.5,
-        )
-    )
+    print(goal("JVM engine us/row at the largest / at the smallest", per_row[-1] / per_row[0], 1.5))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ Apache Flink.
     .venv/bin/python bench/temporal_join.py --orders 20000   # a quick look
 
 Data: orders at random times over one day, each in one of 1,000 currencies; rates: 20
-versions per currency spread over the same day (Parquet files, read by the server).
+versions per currency spread over the same day (Parquet files, read by the server). The
+files hold them in no time order, so both tables' watermarks lag a day behind
+(``WATERMARK FOR t AS t - INTERVAL '1' DAY``, on both systems): no order or rate is late,
+and Flink, which moves its watermark row by row, drops none (with no delay it dropped the
+orders that came behind it and did less work).
 
 (1) W4, the Table API's streaming event-time temporal join (server_ext operator), on each
     operator tier: Python (RocksDB), JVM on hashmap and on RocksDB; all data in one
@@ -14,9 +18,12 @@ versions per currency spread over the same day (Parquet files, read by the serve
     past every order, as the end of a bounded input does in Flink); state bytes per key;
 (2) the Table API's batch temporal join (it compiles to Spark's sort-merge as-of join);
 (3) Spark's batch as-of join written directly in PySpark, same data;
-(4) W4 on Flink 2.3 (--flink-python), same data as CSV, heap state.
+(4) W4 on Flink 2.3 (--flink-python), heap state, against W4 on the JVM tier (hashmap):
+    both systems read the same CSV copy of the tables and write to a blackhole table; end
+    to end and engine time, median and spread of --runs timed runs after a warm-up, result
+    rows asserted equal (see tiers.comparison).
 
-Goal (issue 13): the JVM tier (hashmap) <= 1.0x Flink on W4.
+Goal (issue 13): the JVM tier (hashmap) <= 1.0x Flink on W4, in each window.
 """
 
 from __future__ import annotations
@@ -29,14 +36,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from noop_run import state_of
-from tiers import TIERS, add_flink_option, csv_copy, flink_times, goal, on_tier, server_url
+from noop_run import run_to_noop
+from tiers import (
+    TIERS,
+    add_flink_option,
+    comparison,
+    csv_copy,
+    flink_runs,
+    goal,
+    on_tier,
+    product_runs,
+    server_url,
+)
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
-from tableapi.result import observed_metric, tableau
+from tableapi.result import tableau
 
 DAY_MS = 86_400_000
 T0_MS = 1_795_000_000_000  # 2026-11-17
+DELAY = "INTERVAL '1' DAY"  # both tables' watermark delay: the data's disorder
 
 
 def make_data(spark: Any, root: Path, orders: int, currencies: int, versions: int) -> None:
@@ -70,14 +88,15 @@ def make_data(spark: Any, root: Path, orders: int, currencies: int, versions: in
     r.unionAll(flush_r).repartition(2).write.mode("overwrite").parquet(str(root / "rates"))
 
 
-def register(env: TableEnvironment, root: Path) -> None:
+def register(env: TableEnvironment, root: Path, fmt: str = "parquet") -> None:
+    """Orders and Rates on the Parquet files, or (``fmt='csv'``) on their CSV copies."""
     orders = (
         Schema.new_builder()
         .column("order_id", "BIGINT")
         .column("currency", "BIGINT")
         .column("amount", "BIGINT")
         .column("o_rowtime", "TIMESTAMP(3)")
-        .watermark("o_rowtime", "o_rowtime")
+        .watermark("o_rowtime", f"o_rowtime - {DELAY}")
         .build()
     )
     rates = (
@@ -85,7 +104,7 @@ def register(env: TableEnvironment, root: Path) -> None:
         .column("r_currency", "BIGINT")
         .column("rate", "BIGINT")
         .column("r_rowtime", "TIMESTAMP(3)")
-        .watermark("r_rowtime", "r_rowtime")
+        .watermark("r_rowtime", f"r_rowtime - {DELAY}")
         .primary_key("r_currency")
         .build()
     )
@@ -94,8 +113,8 @@ def register(env: TableEnvironment, root: Path) -> None:
             name,
             TableDescriptor.for_connector("filesystem")
             .schema(schema)
-            .option("path", str(root / name.lower()))
-            .option("format", "parquet")
+            .option("path", str(root / f"{name.lower()}{'' if fmt == 'parquet' else '-csv'}"))
+            .option("format", fmt)
             .build(),
         )
 
@@ -112,53 +131,37 @@ def query(env: TableEnvironment) -> Any:
 
 FLINK_SQL = (
     "SELECT order_id, amount * rate AS converted FROM Orders AS o "
-    "JOIN Rates FOR SYSTEM_TIME AS OF o.o_rt AS r ON o.currency = r.r_currency"
+    "JOIN Rates FOR SYSTEM_TIME AS OF o.o_rowtime AS r ON o.currency = r.r_currency"
 )
 
 
 def flink_tables(spark: Any, root: Path) -> list[dict[str, Any]]:
-    """Orders and Rates as CSV for Flink: rowtimes as epoch millis, read back as TIMESTAMP_LTZ
-    with the same watermarks (none of delay)."""
+    """Writes the CSV copies both systems read in the comparison; Flink's table specs (the
+    same schemas and watermarks as :func:`register`)."""
     return [
         {
             "name": "Orders",
             "path": str(csv_copy(spark, root / "orders", root / "orders-csv")),
-            "columns": [[c, "BIGINT"] for c in ("order_id", "currency", "amount", "o_rowtime")],
-            "extra": ["o_rt AS TO_TIMESTAMP_LTZ(o_rowtime, 3)", "WATERMARK FOR o_rt AS o_rt"],
+            "columns": [
+                *([c, "BIGINT"] for c in ("order_id", "currency", "amount")),
+                ["o_rowtime", "TIMESTAMP(3)"],
+            ],
+            "extra": [f"WATERMARK FOR o_rowtime AS o_rowtime - {DELAY}"],
         },
         {
             "name": "Rates",
             "path": str(csv_copy(spark, root / "rates", root / "rates-csv")),
-            "columns": [[c, "BIGINT"] for c in ("r_currency", "rate", "r_rowtime")],
+            "columns": [
+                ["r_currency", "BIGINT"],
+                ["rate", "BIGINT"],
+                ["r_rowtime", "TIMESTAMP(3)"],
+            ],
             "extra": [
-                "r_rt AS TO_TIMESTAMP_LTZ(r_rowtime, 3)",
-                "WATERMARK FOR r_rt AS r_rt",
+                f"WATERMARK FOR r_rowtime AS r_rowtime - {DELAY}",
                 "PRIMARY KEY (r_currency) NOT ENFORCED",
             ],
         },
     ]
-
-
-def timed_stream(spark: Any, df: Any, checkpoint: Path) -> tuple[float, int]:
-    from pyspark.sql.connect import functions as F
-
-    start = time.perf_counter()
-    q = (
-        df.observe("bench_out", F.count(F.lit(1)).alias("n"))
-        .writeStream.format("noop")
-        .trigger(availableNow=True)
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    q.awaitTermination()
-    seconds = time.perf_counter() - start
-    timed_stream.last_state = state_of(spark, q)  # type: ignore[attr-defined]
-    out = 0
-    for p in q.recentProgress:
-        row = (p.observedMetrics or {}).get("bench_out")
-        if row is not None:
-            out += int(observed_metric(row, "n") or 0)
-    return seconds, out
 
 
 def timed_batch(df: Any) -> tuple[float, int]:
@@ -210,33 +213,40 @@ def main() -> int:
             on_tier(stream, tier, backend)
             assert f"tier=[{tier}]" in query(stream).explain()
             print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
-            timed_stream(stream.spark, query(stream).to_spark(), root / f"warm-{tier}-{backend}")
+            run_to_noop(stream.spark, query(stream).to_spark(), root / f"warm-{tier}-{backend}")
             print(f"(1) W4 streaming temporal join, {tier} tier on {backend} ...", flush=True)
             df = query(stream).to_spark()
-            s, out = timed_stream(stream.spark, df, root / f"ckpt-{tier}-{backend}")
-            state = timed_stream.last_state  # type: ignore[attr-defined]
-            per_key = f"{state['state_bytes'] / args.currencies:.0f}"
-            results.append((f"(1) W4 streaming, {tier} tier, {backend}", s, out, per_key))
-            seconds[(tier, backend)] = s
-        flink: dict[str, float] = {}
+            r = run_to_noop(stream.spark, df, root / f"ckpt-{tier}-{backend}")
+            per_key = f"{r['state_bytes'] / args.currencies:.0f}"
+            label = f"(1) W4 streaming, {tier} tier, {backend}"
+            results.append((label, r["seconds"], r["output"], per_key))
+            seconds[(tier, backend)] = r["seconds"]
+        compared = []
         if args.flink_python:
-            q = [
-                {
-                    "label": "W4",
-                    "sql": FLINK_SQL,
-                    "output": [["order_id", "BIGINT"], ["converted", "BIGINT"]],
-                }
-            ]
-            flink = flink_times(args.flink_python, flink_tables(spark, root), q)
-            results.append(("(4) W4 Apache Flink 2.3 (heap)", flink["W4"], "", ""))
+            tables = flink_tables(spark, root)
+            cenv = TableEnvironment.create(mode="streaming", remote=url)
+            register(cenv, root, "csv")
+            on_tier(cenv, "jvm", "hashmap")
+            print(f"comparison: W4, JVM tier on hashmap ({args.runs + 1} runs) ...", flush=True)
+            product = product_runs(cenv, lambda: query(cenv), args.runs)
+            cenv.close()
+            output = [["order_id", "BIGINT"], ["converted", "BIGINT"]]
+            q = [{"label": "W4", "sql": FLINK_SQL, "output": output}]
+            compared = [("W4", product, flink_runs(args.flink_python, tables, q, args.runs)["W4"])]
         base = results[0][1]
         rows = [(n, f"{s:.2f}", f"{s / base:.2f}x", out, b) for n, s, out, b in results]
         print()
         print(tableau(["query", "seconds", "vs (3)", "output rows", "state bytes/key"], rows))
         jvm = seconds[("jvm", "hashmap")]
         print(f"W4: Python tier / JVM hashmap = {seconds[('python', 'rocksdb')] / jvm:.1f}x")
-        if flink:
-            print(goal("JVM hashmap W4 / Flink W4", jvm / flink["W4"], 1.0))
+        if compared:
+            print()
+            print("Flink comparison: W4 on the JVM tier (hashmap), Flink on heap state")
+            print(comparison(compared, args.runs))
+            for window in ("end_to_end", "engine"):
+                _, p, f = compared[0]
+                ratio = p.median(window) / f.median(window)
+                print(goal(f"JVM hashmap W4 / Flink W4, {window.replace('_', '-')}", ratio, 1.0))
         stream.close()
         return 0
     finally:
