@@ -18,27 +18,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server_ext.joins.interval_spec import IntervalSpec, interval_time_mode
+from server_ext.joins.interval_spec import IntervalSpec
 from server_ext.joins.multi_spec import MultiJoinSpec
-from server_ext.joins.spec import SEMI_ANTI_KINDS, JoinSpec, time_mode
-from server_ext.joins.temporal_spec import TemporalSpec, temporal_time_mode
+from server_ext.joins.spec import SEMI_ANTI_KINDS, JoinSpec
+from server_ext.joins.temporal_spec import TemporalSpec
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-#: The specs an operator runs from.
+#: The join specs an operator runs from (every operator's: ``server_ext.operators.SPECS``).
 OperatorSpec = JoinSpec | TemporalSpec | IntervalSpec | MultiJoinSpec
 
 
 def python_operator(spec: OperatorSpec) -> tuple[StatefulProcessor, str]:
     """The processor that runs ``spec`` and its ``transformWithState`` time mode."""
-    if isinstance(spec, JoinSpec):
-        return join_processor(spec), time_mode(spec)
-    if isinstance(spec, TemporalSpec):
-        return temporal_join_processor(spec), temporal_time_mode(spec)
-    if isinstance(spec, IntervalSpec):
-        return interval_join_processor(spec), interval_time_mode(spec)
-    return multi_join_processor(spec), spec.time_mode
+    return spec.python_processor(), spec.time_mode
 
 
 def join_processor(spec: JoinSpec) -> StatefulProcessor:

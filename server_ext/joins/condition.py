@@ -244,6 +244,23 @@ def column_refs(tree: tuple | None) -> Iterator[tuple[str, int]]:
             yield from column_refs(arg)
 
 
+def check_residual(residual: tuple | None, left_width: int, right_width: int) -> None:
+    """Fail at plan time, on the client: ``residual`` reads fields that exist (``left_width``
+    and ``right_width`` of them) and compiles (known functions, right arities).
+
+    >>> check_residual(("call", "=", ("col", "l", 0), ("col", "r", 0)), 1, 1)
+    >>> check_residual(("call", "=", ("col", "l", 3), ("col", "r", 0)), 2, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: residual refers to field 3 of the l row (2)
+    """
+    widths = {"l": left_width, "r": right_width}
+    for side, index in column_refs(residual):
+        if not 0 <= index < widths[side]:
+            raise ValueError(f"residual refers to field {index} of the {side} row ({widths[side]})")
+    compile_condition(residual)
+
+
 def check_two_sided_spec(spec: Any, what: str) -> None:
     """Fail at plan time, on the client, rather than in the server's workers: ``spec`` (a
     regular, interval or temporal join spec: ``output_fields()``, ``left``/``right`` sides,

@@ -37,6 +37,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from server_ext.joins.spec import (
     FULL_OUTER,
@@ -47,13 +48,20 @@ from server_ext.joins.spec import (
     output_struct_ddl,
 )
 from server_ext.joins.temporal_spec import TIME
+from server_ext.jvm.wire import encode_tree
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 INTERVAL_KINDS = REGULAR_KINDS  # inner | left | right | full
 
 
 @dataclass(frozen=True)
 class IntervalSpec:
-    """Everything the interval join processor needs, decided at plan time."""
+    """Everything the interval join processor needs, decided at plan time (an
+    ``OperatorSpec`` of ``server_ext.operators``: the ``interval`` operator)."""
+
+    operator: ClassVar[str] = "interval"
 
     kind: str  # inner | left | right | full
     left: SideSpec
@@ -88,6 +96,36 @@ class IntervalSpec:
 
     def output_struct_ddl(self) -> str:
         return output_struct_ddl(self.output_fields())
+
+    def wire_section(self) -> dict[str, Any]:
+        """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
+        return {
+            "kind": self.kind,
+            "left": self.left.wire_json(),
+            "right": self.right.wire_json(),
+            "residual": None if self.residual is None else encode_tree(self.residual),
+            "output_names": list(self.output_names),
+            "lower_ms": self.lower_ms,
+            "upper_ms": self.upper_ms,
+            "null_safe": list(self.null_safe),
+        }
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent: the residual compiles."""
+        from server_ext.joins.condition import compile_condition
+
+        compile_condition(self.residual)
+
+    @property
+    def time_mode(self) -> str:
+        """``transformWithState``'s time mode (see :func:`interval_time_mode`)."""
+        return interval_time_mode(self)
+
+    def python_processor(self) -> StatefulProcessor:
+        """The Python tier's processor (Flink's RowTimeIntervalJoin)."""
+        from server_ext.joins.interval import IntervalJoinProcessor
+
+        return IntervalJoinProcessor(self)
 
 
 def interval_time_mode(spec: IntervalSpec) -> str:

@@ -29,8 +29,13 @@ Like ``spec.py``, this module must not import ``tableapi`` and must pickle by re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from server_ext.joins.spec import INNER, LEFT_OUTER, output_struct_ddl
+from server_ext.jvm.wire import encode_tree
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 INPUT_PREFIX = "__in"
 MULTI_JOIN_KINDS = (INNER, LEFT_OUTER)
@@ -38,7 +43,10 @@ MULTI_JOIN_KINDS = (INNER, LEFT_OUTER)
 
 @dataclass(frozen=True)
 class MultiJoinSpec:
-    """Everything the multi-way join operator needs, decided at plan time."""
+    """Everything the multi-way join operator needs, decided at plan time (an
+    ``OperatorSpec`` of ``server_ext.operators``: the ``multi`` operator)."""
+
+    operator: ClassVar[str] = "multi"
 
     inputs: tuple[tuple[tuple[str, str], ...], ...]  # per input: its (name, Spark DDL) fields
     kinds: tuple[str, ...]  # kinds[i-1] joins input i: "inner" or "left"
@@ -70,6 +78,28 @@ class MultiJoinSpec:
     def time_mode(self) -> str:
         """``transformWithState``'s timeMode: the TTL needs the processing time."""
         return "None" if self.ttl_ms is None else "ProcessingTime"
+
+    def wire_section(self) -> dict[str, Any]:
+        """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
+        return {
+            "inputs": [[list(f) for f in fields] for fields in self.inputs],
+            "kinds": list(self.kinds),
+            "conditions": [None if c is None else encode_tree(c) for c in self.conditions],
+            "ttl_ms": self.ttl_ms,
+        }
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent: every level's condition compiles."""
+        from server_ext.joins.condition import compile_condition
+
+        for tree in self.conditions:
+            compile_condition(tree)
+
+    def python_processor(self) -> StatefulProcessor:
+        """The Python tier's processor (FLIP-516's StreamingMultiJoinOperator)."""
+        from server_ext.joins.multi import MultiJoinProcessor
+
+        return MultiJoinProcessor(self)
 
 
 def input_column(index: int) -> str:

@@ -40,6 +40,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from server_ext.jvm.wire import encode_tree
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 # Column names on the wire (one place).
 KEY_PREFIX = "__k"
@@ -94,10 +100,26 @@ class SideSpec:
         if self.ttl_ms is not None and self.ttl_ms <= 0:
             raise ValueError(f"ttl_ms must be positive, got {self.ttl_ms}")
 
+    def wire_json(self) -> dict[str, Any]:
+        """The side as the JVM operators read it.
+
+        >>> SideSpec((("a", "BIGINT"),)).wire_json()["input_spec"]
+        'NoUniqueKey'
+        """
+        return {
+            "fields": [list(f) for f in self.fields],
+            "input_spec": self.input_spec.value,
+            "unique_key": list(self.unique_key),
+            "ttl_ms": self.ttl_ms,
+        }
+
 
 @dataclass(frozen=True)
 class JoinSpec:
-    """Everything a join operator needs to know, decided at plan time."""
+    """Everything a join operator needs to know, decided at plan time (an ``OperatorSpec``
+    of ``server_ext.operators``: the ``join`` operator)."""
+
+    operator: ClassVar[str] = "join"
 
     kind: str
     left: SideSpec
@@ -135,6 +157,35 @@ class JoinSpec:
 
     def output_struct_ddl(self) -> str:
         return output_struct_ddl(self.output_fields())
+
+    def wire_section(self) -> dict[str, Any]:
+        """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
+        return {
+            "kind": self.kind,
+            "left": self.left.wire_json(),
+            "right": self.right.wire_json(),
+            "null_safe": list(self.null_safe),
+            "residual": None if self.residual is None else encode_tree(self.residual),
+            "output_names": list(self.output_names),
+        }
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent: the residual reads fields that exist
+        and compiles."""
+        from server_ext.joins.condition import check_residual
+
+        check_residual(self.residual, len(self.left.fields), len(self.right.fields))
+
+    @property
+    def time_mode(self) -> str:
+        """``transformWithState``'s time mode (see :func:`time_mode`)."""
+        return time_mode(self)
+
+    def python_processor(self) -> StatefulProcessor:
+        """The Python tier's processor (Flink's StreamingJoinOperator or its semi/anti twin)."""
+        from server_ext.joins import join_processor
+
+        return join_processor(self)
 
 
 def output_struct_ddl(fields: tuple[tuple[str, str], ...]) -> str:

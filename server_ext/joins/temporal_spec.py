@@ -40,8 +40,13 @@ fields; the client counts and drops these rows (they are not part of the result)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from server_ext.joins.spec import INNER, LEFT_OUTER, InputSpec, SideSpec, output_struct_ddl
+from server_ext.jvm.wire import encode_tree
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 TIME = "__t"
 TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of transformWithState
@@ -55,7 +60,10 @@ TIME_MODES = ("event", "processing")
 
 @dataclass(frozen=True)
 class TemporalSpec:
-    """Everything a temporal join processor needs, decided at plan time."""
+    """Everything a temporal join processor needs, decided at plan time (an
+    ``OperatorSpec`` of ``server_ext.operators``: the ``temporal`` operator)."""
+
+    operator: ClassVar[str] = "temporal"
 
     kind: str  # inner | left
     time: str  # event | processing
@@ -78,6 +86,35 @@ class TemporalSpec:
 
     def output_struct_ddl(self) -> str:
         return output_struct_ddl(self.output_fields())
+
+    def wire_section(self) -> dict[str, Any]:
+        """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
+        return {
+            "kind": self.kind,
+            "left": self.left.wire_json(),
+            "right": self.right.wire_json(),
+            "residual": None if self.residual is None else encode_tree(self.residual),
+            "output_names": list(self.output_names),
+            "time": self.time,
+        }
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent: the residual compiles."""
+        from server_ext.joins.condition import compile_condition
+
+        compile_condition(self.residual)
+
+    @property
+    def time_mode(self) -> str:
+        """``transformWithState``'s time mode (see :func:`temporal_time_mode`)."""
+        return temporal_time_mode(self)
+
+    def python_processor(self) -> StatefulProcessor:
+        """The Python tier's processor (Flink's TemporalRowTimeJoinOperator or
+        TemporalProcessTimeJoinOperator)."""
+        from server_ext.joins.temporal import TemporalJoinProcessor
+
+        return TemporalJoinProcessor(self)
 
 
 def temporal_time_mode(spec: TemporalSpec) -> str:

@@ -5,21 +5,24 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
 
     message JvmOperator {
       uint32   wire_version = 1;   // WIRE_VERSION: client and plugin must agree
-      string   operator     = 2;   // "join", "temporal", "interval", "multi", "position"
-                                   // (numbers the input's rows in reading order; spec: the
-                                   // new column's name), or "probe" (is the plugin there,
+      string   operator     = 2;   // a grouped operator (server_ext.operators.SPECS: "join",
+                                   // "temporal", "interval", "multi"), "position" (numbers
+                                   // the input's rows in reading order; spec: the new
+                                   // column's name), or "probe" (is the plugin there,
                                    // which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
-      string   spec_json    = 4;   // see spec_json()
+      string   spec_json    = 4;   // see operator_spec_json()
     }
 
 Change this module and ``Wire.java`` together, and bump :data:`WIRE_VERSION`.
 
 Example::
 
-    payload = encode_payload("join", union_relation_bytes, spec_json(spec, ["__k0"], output))
+    payload = encode_payload(
+        spec.operator, union_bytes, operator_spec_json(spec, ["__k0"], output)
+    )
 """
 
 from __future__ import annotations
@@ -29,19 +32,15 @@ import json
 import math
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from server_ext.joins.interval_spec import IntervalSpec
-from server_ext.joins.multi_spec import MultiJoinSpec
-from server_ext.joins.spec import JoinSpec, SideSpec
-from server_ext.joins.temporal_spec import TemporalSpec
-
-#: The spec types the plugin runs, by its operator name.
-OperatorSpecs = JoinSpec | TemporalSpec | IntervalSpec | MultiJoinSpec
+if TYPE_CHECKING:
+    from server_ext.joins.spec import JoinSpec
+    from server_ext.operators import OperatorSpec
 
 WIRE_VERSION = 3  # 2: an insert-only union may leave out __kind and __seq; 3: "position"
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
-PLUGIN_CLASS = "tableapi.serverext.JoinPlugin"
+PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)
 #: The one column of the plugin's answer to a probe.
 PROBE_COLUMN = f"tableapi_jvm_wire_{WIRE_VERSION}"
 #: What a Spark Connect server without the plugin answers to an extension relation.
@@ -53,95 +52,42 @@ _LONG = range(-(2**63), 2**63)
 
 
 def spec_json(spec: JoinSpec, key_names: Sequence[str], output_json: str) -> str:
-    """The spec of a join request: key column names, the output schema (a StructType's
-    ``json()``) and the :class:`JoinSpec` with its residual tree in JSON form.
+    """The spec of a join request: :func:`operator_spec_json` of a :class:`JoinSpec`.
 
     Example::
 
         spec_json(spec, ["__k0"], output_schema.json())
     """
-    return json.dumps(
-        {
-            "keys": list(key_names),
-            "output": json.loads(output_json),
-            "join": {
-                "kind": spec.kind,
-                "left": _side(spec.left),
-                "right": _side(spec.right),
-                "null_safe": list(spec.null_safe),
-                "residual": None if spec.residual is None else encode_tree(spec.residual),
-                "output_names": list(spec.output_names),
-            },
-        },
-        allow_nan=False,
-    )
+    return operator_spec_json(spec, key_names, output_json)
 
 
-def operator_name(spec: OperatorSpecs) -> str:
-    """The plugin's name for the operator that runs ``spec``.
+def operator_name(spec: OperatorSpec) -> str:
+    """The plugin's name for the operator that runs ``spec`` (its ``operator``).
 
     Example::
 
-        operator_name(spec)  # "join", "temporal", "interval" or "multi"
+        operator_name(spec)  # "join", "temporal", "interval", "multi", ...
     """
-    if isinstance(spec, JoinSpec):
-        return "join"
-    if isinstance(spec, TemporalSpec):
-        return "temporal"
-    if isinstance(spec, IntervalSpec):
-        return "interval"
-    return "multi"
+    return spec.operator
 
 
-def operator_spec_json(spec: OperatorSpecs, key_names: Sequence[str], output_json: str) -> str:
-    """The spec of any operator request: as :func:`spec_json`, with the operator's own section
-    (``join``, ``temporal``, ``interval`` or ``multi``).
+def operator_spec_json(spec: OperatorSpec, key_names: Sequence[str], output_json: str) -> str:
+    """The spec of an operator request: the grouping key column names, the output schema (a
+    StructType's ``json()``) and the operator's own section (``spec.wire_section()``, named
+    by the operator: ``join``, ``temporal``, ``interval``, ``multi``, ...).
 
     Example::
 
         operator_spec_json(temporal_spec, ["__k0"], output_schema.json())
     """
-    if isinstance(spec, JoinSpec):
-        return spec_json(spec, key_names, output_json)
-    section: dict[str, Any]
-    if isinstance(spec, MultiJoinSpec):
-        section = {
-            "inputs": [[list(f) for f in fields] for fields in spec.inputs],
-            "kinds": list(spec.kinds),
-            "conditions": [None if c is None else encode_tree(c) for c in spec.conditions],
-            "ttl_ms": spec.ttl_ms,
-        }
-    else:
-        section = {
-            "kind": spec.kind,
-            "left": _side(spec.left),
-            "right": _side(spec.right),
-            "residual": None if spec.residual is None else encode_tree(spec.residual),
-            "output_names": list(spec.output_names),
-        }
-        if isinstance(spec, TemporalSpec):
-            section["time"] = spec.time
-        else:
-            section.update(
-                lower_ms=spec.lower_ms, upper_ms=spec.upper_ms, null_safe=list(spec.null_safe)
-            )
     return json.dumps(
         {
             "keys": list(key_names),
             "output": json.loads(output_json),
-            operator_name(spec): section,
+            spec.operator: spec.wire_section(),
         },
         allow_nan=False,
     )
-
-
-def _side(side: SideSpec) -> dict[str, Any]:
-    return {
-        "fields": [list(f) for f in side.fields],
-        "input_spec": side.input_spec.value,
-        "unique_key": list(side.unique_key),
-        "ttl_ms": side.ttl_ms,
-    }
 
 
 def encode_tree(tree: tuple) -> list:

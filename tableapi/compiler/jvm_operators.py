@@ -1,5 +1,6 @@
 """The client's way to server_ext's JVM operators: a Spark Connect extension relation that
-the server's ``tableapi.serverext.JoinPlugin`` turns into a Java ``flatMapGroupsWithState``.
+the server's ``tableapi.serverext.OperatorPlugin`` turns into a Java
+``flatMapGroupsWithState``.
 
 The input is the tagged union the compiler builds for the Python processors (``__k0..``,
 ``__side``, ``__kind``, ``__seq``, ``__l``, ``__r``: see ``server_ext.joins.spec``); the
@@ -30,10 +31,9 @@ from pyspark.sql.connect.session import SparkSession
 from pyspark.sql.dataframe import DataFrame as SqlDataFrame
 from pyspark.sql.types import ByteType, StructField, StructType
 
-from server_ext.joins.condition import column_refs, compile_condition
-from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
+from server_ext.operators import OperatorSpec, registered
 
 __all__ = [
     "jvm_join",
@@ -84,53 +84,38 @@ def jvm_join(
     union: DataFrame, key_names: Sequence[str], spec: JoinSpec, output: StructType
 ) -> DataFrame:
     """The join of ``union`` (the tagged union, grouped by ``key_names``) by the JVM operator
-    for ``spec``; ``output`` is ``__kind TINYINT NOT NULL`` then the join's fields.
+    for ``spec``: :func:`jvm_operator` of a :class:`JoinSpec`.
 
     Example::
 
         out = jvm_join(union, ["__k0"], spec, _output_schema(node.row_type))
         out.select(*names, "__kind")
     """
-    fields = _checked_fields(union, key_names, output)
-    width = len(spec.output_fields())
-    if len(fields) != 1 + width:
-        raise ValueError(
-            f"the output schema has {len(fields) - 1} join fields, the {spec.kind} join gives "
-            f"{width}"
-        )
-    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
-    for side, index in column_refs(spec.residual):
-        if not 0 <= index < widths[side]:
-            raise ValueError(f"residual refers to field {index} of the {side} row ({widths[side]})")
-    compile_condition(spec.residual)  # unknown functions and bad arities fail here
-    payload = wire.spec_json(spec, key_names, output.json())
-    return DataFrame(_JvmOperator(union._plan, "join", payload), union.sparkSession)
+    return jvm_operator(union, key_names, spec, output)
 
 
 def jvm_operator(
-    union: DataFrame, key_names: Sequence[str], spec: wire.OperatorSpecs, output: StructType
+    union: DataFrame, key_names: Sequence[str], spec: OperatorSpec, output: StructType
 ) -> DataFrame:
-    """Any operator of the JVM tier over ``union`` (grouped by ``key_names``): a regular,
-    semi or anti join (:func:`jvm_join`), a temporal, interval or multi-way join; ``output``
-    is ``__kind TINYINT NOT NULL`` then the operator's fields.
+    """The JVM tier's operator for ``spec`` (any spec of ``server_ext.operators.SPECS``)
+    over ``union``, grouped by ``key_names``; ``output`` is ``__kind TINYINT NOT NULL`` then
+    the operator's fields. The request is checked here, before it is sent.
 
     Example::
 
         out = jvm_operator(union, ["__k0"], temporal_spec, output_schema(node.row_type))
     """
-    if isinstance(spec, JoinSpec):
-        return jvm_join(union, key_names, spec, output)
+    registered(spec)
     fields = _checked_fields(union, key_names, output)
-    if len(fields) != 1 + len(spec.output_fields()):
+    width = len(spec.output_fields())
+    if len(fields) != 1 + width:
         raise ValueError(
-            f"the output schema has {len(fields) - 1} fields, the operator gives "
-            f"{len(spec.output_fields())}"
+            f"the output schema has {len(fields) - 1} fields, the {spec.operator} operator "
+            f"gives {width}"
         )
-    trees = spec.conditions if isinstance(spec, MultiJoinSpec) else (spec.residual,)
-    for tree in trees:
-        compile_condition(tree)  # unknown functions and bad arities fail here
+    spec.check()
     payload = wire.operator_spec_json(spec, key_names, output.json())
-    plan = _JvmOperator(union._plan, wire.operator_name(spec), payload)
+    plan = _JvmOperator(union._plan, spec.operator, payload)
     return DataFrame(plan, union.sparkSession)
 
 

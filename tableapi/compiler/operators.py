@@ -32,11 +32,11 @@ from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-from server_ext.joins import OperatorSpec, python_operator
 from server_ext.joins import interval_spec as iw
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
+from server_ext.operators import OperatorSpec
 from tableapi.compiler.expressions import ref
 from tableapi.compiler.jvm_operators import jvm_operator
 from tableapi.errors import ValidationError
@@ -123,15 +123,16 @@ def run_operator(
     df._cached_schema = schema  # type: ignore[attr-defined]
     keys = [F.col(f"{wire.KEY_PREFIX}{i}") for i in range(union.key_count)]
     if tier is OperatorTier.PYTHON:
-        processor, time_mode = python_operator(spec)
-        return df.groupBy(*keys).transformWithState(processor, output, "Append", time_mode)
+        return df.groupBy(*keys).transformWithState(
+            spec.python_processor(), output, "Append", spec.time_mode
+        )
     names = [f"{wire.KEY_PREFIX}{i}" for i in range(union.key_count)]
     return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 
 
 def operator_time_mode(spec: OperatorSpec) -> str:
     """The operator's ``transformWithState`` time mode (``ProcessingTime`` for state TTL)."""
-    return python_operator(spec)[1]
+    return spec.time_mode
 
 
 def join_spec(node: Join, default_ttl_ms: int | None = None) -> wire.JoinSpec:

@@ -30,10 +30,10 @@ from pyspark.sql.connect.udf import UserDefinedFunction
 from pyspark.sql.types import LongType
 from pyspark.util import PythonEvalType
 
-from server_ext.joins import OperatorSpec
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
+from server_ext.operators import OperatorSpec
 from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput

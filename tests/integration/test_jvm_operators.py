@@ -252,7 +252,7 @@ def test_bad_input_fails_at_plan_time_naming_the_problem(jvm: Any) -> None:
     spark = jvm
     spec = JoinSpec("inner", SideSpec(LEFT), SideSpec(RIGHT), null_safe=(False,))
     union = spark.range(1).select(F.col("id").alias("__k0"))
-    with pytest.raises(ValueError, match="output schema has 1 join fields"):
+    with pytest.raises(ValueError, match="output schema has 1 fields, the join operator"):
         jvm_join(union, ["__k0"], spec, StructType([StructField("__kind", ByteType(), False),
                                                    StructField("lk", LongType())]))  # fmt: skip
     # The plugin checks the union it is given: a plain relation is not a tagged union.

@@ -88,3 +88,32 @@ def test_the_extension_relation_names_the_plugin_type() -> None:
     assert rel.WhichOneof("rel_type") == "extension"
     assert rel.extension.type_url == wire.TYPE_URL
     assert wire.decode_payload(rel.extension.value)[2] == b"probe"
+
+
+def test_one_registry_on_each_side_of_the_wire() -> None:
+    """Every Python operator spec has its factory in OperatorPlugin.OPERATORS, and back; the
+    spec JSON carries the keys, the output and the spec's own section under its name."""
+    import re
+
+    from server_ext.jvm.build import MAIN_SOURCES
+    from server_ext.operators import SPECS
+
+    java = (MAIN_SOURCES / "tableapi" / "serverext" / "OperatorPlugin.java").read_text()
+    start = java.index("OPERATORS = Map.of(")
+    registry = java[start : java.index(");", start)]
+    assert set(re.findall(r'"(\w+)", \w+::create', registry)) == set(SPECS)
+    for name, cls in SPECS.items():
+        assert cls.operator == name
+    spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
+    out = json.loads(wire.operator_spec_json(spec, ["__k0"], '{"type": "struct", "fields": []}'))
+    assert set(out) == {"keys", "output", "join"} and out["join"] == spec.wire_section()
+    assert wire.operator_name(spec) == "join"
+
+
+def test_the_plugin_keeps_its_old_class_name() -> None:
+    """Servers configured with tableapi.serverext.JoinPlugin keep loading the operators."""
+    from server_ext.jvm.build import MAIN_SOURCES
+
+    alias = (MAIN_SOURCES / "tableapi" / "serverext" / "JoinPlugin.java").read_text()
+    assert "public final class JoinPlugin extends OperatorPlugin" in alias
+    assert wire.PLUGIN_CLASS == "tableapi.serverext.OperatorPlugin"

@@ -1,11 +1,13 @@
 package tableapi.serverext;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -62,6 +64,18 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.rout = spec.kind.equals("right") || spec.kind.equals("full");
     this.union = InputUnion.twoInputs(input);
     this.timeAt = input.fieldIndex(Wire.TIME);
+  }
+
+  /** The {@code interval} operator ({@link OperatorPlugin#OPERATORS}). */
+  static Operator create(Operator.Request request) {
+    JoinSpec spec = request.twoInput("interval", true);
+    if (spec.semiOrAnti()) {
+      throw new IllegalArgumentException("an interval join is not semi or anti: " + spec.kind);
+    }
+    JsonNode section = request.section("interval");
+    return new Operator(new IntervalJoin(spec, section.get("lower_ms").asLong(),
+        section.get("upper_ms").asLong(), request.input()), spec.output,
+        GroupStateTimeout.EventTimeTimeout());
   }
 
   private void init() {

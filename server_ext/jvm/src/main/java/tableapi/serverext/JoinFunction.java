@@ -45,6 +45,13 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
     return spec.semiOrAnti() ? new SemiAntiJoin(spec, input) : new RegularJoin(spec, input);
   }
 
+  /** The {@code join} operator ({@link OperatorPlugin#OPERATORS}). */
+  static Operator create(Operator.Request request) {
+    JoinSpec spec = request.twoInput("join", false);
+    return new Operator(of(spec, request.input()), spec.output,
+        Operator.processingTimeoutIf(spec.hasTtl()));
+  }
+
   private void init() {
     if (codec == null) {
       lv = new SideView(spec.left, spec.leftOuter());

@@ -6,6 +6,7 @@ import java.util.List;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -40,6 +41,17 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.outer = spec.kind.equals("left");
     this.union = InputUnion.twoInputs(input);
     this.timeAt = input.fieldIndex(Wire.TIME);
+  }
+
+  /** The {@code temporal} operator ({@link OperatorPlugin#OPERATORS}). */
+  static Operator create(Operator.Request request) {
+    JoinSpec spec = request.twoInput("temporal", true);
+    boolean event = request.section("temporal").get("time").asText().equals("event");
+    if (!spec.kind.equals("inner") && !spec.kind.equals("left")) {
+      throw new IllegalArgumentException("a temporal join is inner or left, got " + spec.kind);
+    }
+    return new Operator(new TemporalJoin(spec, event, request.input()), spec.output,
+        event ? GroupStateTimeout.EventTimeTimeout() : GroupStateTimeout.NoTimeout());
   }
 
   private void init() {

@@ -169,7 +169,7 @@ public final class Harness {
   private static ObjectNode runOperator(JsonNode c) {
     StructType input = schema(c, "input");
     int keyCount = c.get("key_count").asInt();
-    JoinPlugin.Operator op = JoinPlugin.operator(
+    Operator op = OperatorPlugin.operator(
         c.get("operator").asText(), c.get("spec").asText(), input, "UTC", false);
     StructType keys = new StructType(java.util.Arrays.copyOf(input.fields(), keyCount));
     boolean processing = op.timeout().equals(
@@ -211,7 +211,7 @@ public final class Harness {
     return result;
   }
 
-  private static void callOperator(JoinPlugin.Operator op, StructType keys, Values.Tuple k,
+  private static void callOperator(Operator op, StructType keys, Values.Tuple k,
       Iterator<Row> rows, boolean timedOut, long now, long watermark, boolean processing,
       boolean event, Map<Values.Tuple, byte[]> states, Map<Values.Tuple, Long> timeoutAt,
       ArrayNode emitted) {

@@ -1,0 +1,82 @@
+"""One protocol for server_ext's operator specs and the one registry of them: the client's
+side of the wire (the JVM's twin is ``OperatorPlugin.OPERATORS``).
+
+An operator's spec is everything it needs, decided at plan time; it names its operator, gives
+its output fields and its own section of the wire JSON (``server_ext/jvm/wire.py``), checks
+itself before it is sent, and knows its Python-tier processor if it has one. A new operator
+(a window, a Top-N, a deduplication) needs one spec class, one line in :data:`SPECS`, and one
+Java class with its line in ``OperatorPlugin.OPERATORS``.
+
+Example::
+
+    >>> from server_ext.joins.spec import JoinSpec, SideSpec
+    >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
+    >>> registered(spec).operator, sorted(SPECS)
+    ('join', ['interval', 'join', 'multi', 'temporal'])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
+
+from server_ext.joins.interval_spec import IntervalSpec
+from server_ext.joins.multi_spec import MultiJoinSpec
+from server_ext.joins.spec import JoinSpec
+from server_ext.joins.temporal_spec import TemporalSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+
+class OperatorSpec(Protocol):
+    """What every operator spec gives (the spec classes of :data:`SPECS`)."""
+
+    #: The operator's name on the wire (a key of ``OperatorPlugin.OPERATORS``).
+    operator: ClassVar[str]
+
+    def output_fields(self) -> tuple[tuple[str, str], ...]:
+        """The operator's output fields after ``__kind``: (name, Spark DDL type)."""
+        ...
+
+    def wire_section(self) -> dict[str, Any]:
+        """The operator's own section of the spec JSON, JSON-ready."""
+        ...
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent (``ValueError`` naming the problem)."""
+        ...
+
+    @property
+    def time_mode(self) -> str:
+        """``"None"``, ``"ProcessingTime"`` (state TTL) or ``"EventTime"`` (watermarks)."""
+        ...
+
+    def python_processor(self) -> StatefulProcessor:
+        """The Python tier's ``transformWithState`` processor; an operator without one (the
+        JVM tier only) raises a ``ValueError`` that says how to get the JVM plugin."""
+        ...
+
+
+#: The operator specs by their wire name.
+SPECS: dict[str, type] = {
+    cls.operator: cls for cls in (JoinSpec, TemporalSpec, IntervalSpec, MultiJoinSpec)
+}
+
+
+def registered(spec: Any) -> OperatorSpec:
+    """``spec``, once it is an instance of the spec class registered under its operator name.
+
+    >>> registered(object())
+    Traceback (most recent call last):
+    ...
+    ValueError: object is not an operator spec of server_ext.operators.SPECS
+    """
+    name = getattr(spec, "operator", None)
+    if not isinstance(name, str) or SPECS.get(name) is not type(spec):
+        raise ValueError(
+            f"{type(spec).__name__} is not an operator spec of server_ext.operators.SPECS"
+        )
+    return cast("OperatorSpec", spec)
+
+
+__all__ = ["SPECS", "OperatorSpec", "registered"]
