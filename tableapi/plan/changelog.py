@@ -22,11 +22,19 @@ import attrs
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.expressions import conjuncts
+from tableapi.expressions import Column, conjuncts
 from tableapi.plan.base import PlanNode
 from tableapi.plan.joins import Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.lookup import LookupJoin, lookup_table_misuse
-from tableapi.plan.relational import Exchange, Filter, Project, QueryHints, Union
+from tableapi.plan.relational import (
+    Aggregate,
+    Distinct,
+    Exchange,
+    Filter,
+    Project,
+    QueryHints,
+    Union,
+)
 from tableapi.plan.sources import ElementsSource, FileSource, JdbcSource, Scan, SparkSource
 
 # Operators that run in streaming mode; the others need a bounded input today.
@@ -77,10 +85,46 @@ class ChangelogMode(Enum):
     """Which row kinds a node emits (Flink's ChangelogMode, in explain's short form)."""
 
     INSERT_ONLY = "I"
+    UPSERT = "I,UA,D"  # updates without -U: each +U replaces the row of its upsert key
     ALL = "I,UB,UA,D"
 
     def __str__(self) -> str:
         return self.value
+
+
+class ChangelogKind(str, Enum):
+    """How a changelog addresses the rows it changes."""
+
+    INSERT_ONLY = "insert-only"  # no updates
+    UPSERT = "upsert"  # updates of a row come by its upsert key (one row per key)
+    RETRACT = "retract"  # no upsert key: a -U/-D retracts an equal row
+
+
+@attrs.frozen
+class ChangelogTraits:
+    """What a node's changelog is, derived bottom-up once per node (:func:`changelog_traits`):
+    the row kinds it emits and its upsert keys (column sets by which its updates address
+    rows; Flink's upsert keys). What its consumers need (its -U rows or not) is the other
+    half, top-down: :func:`update_before_needed`.
+
+    >>> t = ChangelogTraits(ChangelogMode.ALL, (("k",),))
+    >>> t.kind.value, t.insert_only
+    ('upsert', False)
+    """
+
+    mode: ChangelogMode
+    upsert_keys: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def insert_only(self) -> bool:
+        return self.mode is ChangelogMode.INSERT_ONLY
+
+    @property
+    def kind(self) -> ChangelogKind:
+        """Insert-only, upsert (with :attr:`upsert_keys`) or retract."""
+        if self.insert_only:
+            return ChangelogKind.INSERT_ONLY
+        return ChangelogKind.UPSERT if self.upsert_keys else ChangelogKind.RETRACT
 
 
 class JoinStrategy(str, Enum):
@@ -92,8 +136,35 @@ class JoinStrategy(str, Enum):
     OPERATOR = "operator"  # a server_ext operator
 
 
+_TRAITS = "_changelog_traits"  # where a node keeps its traits once derived
+
+
+def changelog_traits(node: PlanNode) -> ChangelogTraits:
+    """``node``'s changelog traits, derived once and kept on the node (nodes are immutable).
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> row = RowType.of(("id", BIGINT), ("v", BIGINT))
+    >>> scan = Scan("Orders", FileSource("/data/orders", "json", op_column="op"), row)
+    >>> agg = Aggregate(scan, ("id",), ())
+    >>> changelog_traits(agg).kind.value, changelog_traits(agg).upsert_keys
+    ('upsert', (('id',),))
+    >>> changelog_traits(scan).kind.value
+    'retract'
+    """
+    known = node.__dict__.get(_TRAITS)
+    if known is None:
+        known = ChangelogTraits(_derive_mode(node), node.unique_keys)
+        object.__setattr__(node, _TRAITS, known)
+    return known
+
+
 def changelog_mode(node: PlanNode) -> ChangelogMode:
     """The row kinds ``node`` emits on unbounded inputs."""
+    return changelog_traits(node).mode
+
+
+def _derive_mode(node: PlanNode) -> ChangelogMode:
     if isinstance(node, Scan):
         source = node.source
         if isinstance(source, FileSource) and source.op_column:
@@ -103,6 +174,10 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
         return changelog_mode(node.input)
     if isinstance(node, LookupJoin):
         return changelog_mode(node.input)  # each output row keeps its probe row's kind
+    if isinstance(node, Aggregate | Distinct):
+        # A key's result changes as rows come (-U/+U), and goes when its last row is
+        # retracted (-D); the -U rows are left out where no consumer needs them.
+        return ChangelogMode.ALL
     if isinstance(node, Join):
         if node.interval is not None:
             return ChangelogMode.INSERT_ONLY  # outer rows wait for the watermark: no retraction
@@ -122,6 +197,55 @@ def changelog_mode(node: PlanNode) -> ChangelogMode:
         modes = {changelog_mode(node.left), changelog_mode(node.right)}
         return ChangelogMode.ALL if ChangelogMode.ALL in modes else ChangelogMode.INSERT_ONLY
     return ChangelogMode.ALL
+
+
+def update_before_needed(
+    plan: PlanNode, sink_keys: tuple[str, ...] | None = None
+) -> dict[int, bool]:
+    """Per node of ``plan`` (by ``id``): do its consumers need its -U rows (Flink's
+    UpdateKind BEFORE_AND_AFTER), or do +U rows alone do (ONLY_UPDATE_AFTER)? Top-down from
+    the plan's consumer: a result or a sink without a key (``sink_keys`` None) needs them;
+    a sink keyed by ``sink_keys`` does not when the plan's upsert key is within them. A
+    projection passes its consumer's need on while it keeps an upsert key; a filter needs
+    them when it reads a column outside every upsert key (a row that stops passing must be
+    retracted); joins, aggregates and unions need them from their inputs (they retract
+    what a row joined or counted). An aggregate emits -U rows only where they are needed.
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> scan = Scan("T", FileSource("/t", "json", op_column="op"),
+    ...             RowType.of(("k", BIGINT), ("v", BIGINT)))
+    >>> from tableapi.expressions import col
+    >>> agg = Aggregate(scan, ("k",), (("s", col("v").sum),))
+    >>> update_before_needed(agg)[id(agg)], update_before_needed(agg, ("k",))[id(agg)]
+    (True, False)
+    >>> update_before_needed(agg, ("k",))[id(scan)]  # the aggregate retracts what it counted
+    True
+    """
+    needed: dict[int, bool] = {}
+
+    def visit(node: PlanNode, need: bool) -> None:
+        if needed.get(id(node)) is True or (id(node) in needed and not need):
+            return
+        needed[id(node)] = need
+        keys = changelog_traits(node).upsert_keys
+        if isinstance(node, QueryHints | Exchange):
+            visit(node.input, need)
+        elif isinstance(node, Project):
+            renamed = {e.name for e in node.exprs if isinstance(e, Column)}
+            kept = any(k and set(k) <= renamed for k in changelog_traits(node.input).upsert_keys)
+            visit(node.input, need or not kept)
+        elif isinstance(node, Filter):
+            within = any(k and node.condition.column_names() <= set(k) for k in keys)
+            visit(node.input, need or not within)
+        else:
+            for child in node.inputs:
+                visit(child, True)
+
+    root_keys = changelog_traits(plan).upsert_keys
+    keyed = sink_keys is not None and any(k and set(k) <= set(sink_keys) for k in root_keys)
+    visit(plan, not keyed)
+    return needed
 
 
 def is_changelog(node: PlanNode) -> bool:

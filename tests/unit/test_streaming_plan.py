@@ -10,10 +10,12 @@ from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
 from tableapi.plan import Filter, Join
 from tableapi.plan.changelog import (
+    ChangelogKind,
     ChangelogMode,
     StreamingOptions,
     all_bounded,
     changelog_mode,
+    changelog_traits,
     join_strategy,
     monitor_interval_ms,
     needs_end_of_input,
@@ -78,6 +80,28 @@ def test_changelog_modes(tables):
     assert changelog_mode(events.join(orders, col("e_product") == col("order_id"))._plan) is (
         ChangelogMode.ALL
     )
+
+
+def test_changelog_traits_are_derived_once_per_node(tables):
+    """Insert-only / upsert with its keys / retract, kept on the node once derived; what the
+    consumers need (-U rows or not) is derived top-down."""
+    from tableapi.plan.changelog import update_before_needed
+
+    orders, product, events = tables
+    plan = orders.join(product, col("order_id") == col("id")).optimized().plan
+    traits = changelog_traits(plan)
+    assert changelog_traits(plan) is traits  # kept, not derived again
+    assert traits.kind is ChangelogKind.UPSERT and ("order_id",) in traits.upsert_keys
+    assert changelog_traits(events._plan).kind is ChangelogKind.INSERT_ONLY
+    outer = events.left_outer_join(events.select(col("e_id").alias("x")), col("e_id") == col("x"))
+    assert changelog_traits(outer.optimized().plan).kind is ChangelogKind.RETRACT
+    # A filter on a column outside every upsert key needs -U rows even for a keyed sink.
+    where = orders.where(col("amount") > 1)._plan
+    assert update_before_needed(where, ("order_id",))[id(where.input)] is True
+    keyed = orders.where(col("order_id") > 1)._plan
+    needed = update_before_needed(keyed, ("order_id",))
+    assert needed[id(keyed)] is False and needed[id(keyed.input)] is False
+    assert update_before_needed(keyed)[id(keyed.input)] is True  # a result needs them
 
 
 def test_strategy_native_only_for_insert_only_inner_equi_joins_without_ttl(senv, tables):
