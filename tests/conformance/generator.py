@@ -466,9 +466,16 @@ def gen_temporal(rng: random.Random, seed: int, n: int) -> Case:
     res = []
     if rng.random() < 0.3:
         p = residual(rng, output_columns(case, _scan("A")), output_columns(case, _scan("R")))
-        if p and style == "function" and p.get("cmp") == "=" and p.get("left") in TEMPORAL_KEYS:
+        if (
+            p
+            and style == "function"
+            and p.get("cmp") == "="
+            and (p.get("left") in TEMPORAL_KEYS or "right" in p)
+        ):
             # Flink 2.3 fails to plan a temporal table function join whose key equals a
-            # constant ("Unsupported call: __TEMPORAL_JOIN_CONDITION_PRIMARY_KEY"; README)
+            # constant ("Unsupported call: __TEMPORAL_JOIN_CONDITION_PRIMARY_KEY"; README), or
+            # with a second equality of columns (`a_rt = r_rt`: the same; `a_v = r_v`: "Only
+            # single column join key is supported")
             p = {**p, "cmp": "<="}
         if p:
             res.append(p)
