@@ -12,13 +12,14 @@ Example::
     >>> from server_ext.joins.spec import JoinSpec, SideSpec
     >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
     >>> registered(spec).operator, sorted(SPECS)
-    ('join', ['interval', 'join', 'multi', 'temporal'])
+    ('join', ['aggregate', 'interval', 'join', 'multi', 'temporal'])
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
+from server_ext.aggregate_spec import AggregateSpec
 from server_ext.joins.interval_spec import IntervalSpec
 from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec
@@ -59,7 +60,8 @@ class OperatorSpec(Protocol):
 
 #: The operator specs by their wire name.
 SPECS: dict[str, type] = {
-    cls.operator: cls for cls in (JoinSpec, TemporalSpec, IntervalSpec, MultiJoinSpec)
+    cls.operator: cls
+    for cls in (JoinSpec, TemporalSpec, IntervalSpec, MultiJoinSpec, AggregateSpec)
 }
 
 

@@ -79,7 +79,8 @@ public class OperatorPlugin implements RelationPlugin {
       "join", JoinFunction::create,
       "temporal", TemporalJoin::create,
       "interval", IntervalJoin::create,
-      "multi", MultiJoin::create);
+      "multi", MultiJoin::create,
+      "aggregate", GroupAggregate::create);
 
   /**
    * The operator {@code name} (a key of {@link #OPERATORS}) for its spec over a union of

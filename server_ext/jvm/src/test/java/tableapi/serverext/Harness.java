@@ -176,6 +176,7 @@ public final class Harness {
         org.apache.spark.sql.streaming.GroupStateTimeout.ProcessingTimeTimeout());
     boolean event = op.timeout().equals(
         org.apache.spark.sql.streaming.GroupStateTimeout.EventTimeTimeout());
+    boolean sequenced = List.of(input.fieldNames()).contains(Wire.SEQ);
     Map<Values.Tuple, byte[]> states = new LinkedHashMap<>();
     Map<Values.Tuple, Long> timeoutAt = new LinkedHashMap<>();
     ArrayNode batches = NODES.arrayNode();
@@ -192,7 +193,8 @@ public final class Harness {
       ArrayNode emitted = NODES.arrayNode();
       for (Map.Entry<Values.Tuple, List<Row>> g : groups.entrySet()) {
         List<Row> rows = new ArrayList<>(g.getValue());
-        java.util.Collections.reverse(rows); // the function must restore the __seq order
+        // The function must restore the __seq order; without __seq, arrival order is the order.
+        if (sequenced) java.util.Collections.reverse(rows);
         callOperator(op, keys, g.getKey(), rows.iterator(), false, now, watermark, processing,
             event, states, timeoutAt, emitted);
       }

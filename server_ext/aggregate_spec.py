@@ -1,0 +1,146 @@
+"""The contract between the client's compiler and the JVM group aggregate operator
+(``GroupAggregate.java``, Flink's GroupAggFunction): the ``aggregate`` operator of
+``server_ext.operators``.
+
+The client groups the tagged union of one input by the group key and runs the operator::
+
+    union.groupBy(__k0, ...) -> OperatorPlugin "aggregate" -> __kind, keys..., results...
+
+Input rows, columns in this order (names as in ``joins/spec.py``):
+
+=============  ==========  ==================================================================
+``__k0..``     key types   the group key's values (a global aggregate: one constant key)
+``__side``     TINYINT     always 0
+``__kind``     TINYINT     Flink RowKind: 0 = +I, 1 = -U, 2 = +U, 3 = -D (left out, with
+                           ``__seq``, when the input is insert-only)
+``__seq``      STRING      the change's order (rows of one key sort by it)
+``__in0``      STRUCT      the input row
+=============  ==========  ==================================================================
+
+Output rows: ``__kind``, the group key's values, then one value per aggregate call: ``+I``
+for a key's first result, ``-U`` (when ``update_before``) and ``+U`` when it changes,
+nothing when it does not (with a state TTL: always), ``-D`` when the key's last row is
+retracted. There is no Python processor: the operator runs on the JVM tier only.
+
+Like ``joins/spec.py``, this module must not import ``tableapi``.
+
+Example::
+
+    >>> spec = AggregateSpec(
+    ...     input=(("k", "STRING"), ("v", "INT")), key=(0,),
+    ...     aggs=(AggCall("sum", 1, result_type="INT"), AggCall("count_star")),
+    ...     output_names=("k", "total", "n"))
+    >>> spec.output_fields()
+    (('k', 'STRING'), ('total', 'INT'), ('n', 'BIGINT'))
+    >>> spec.wire_section()["aggs"][0]
+    {'function': 'sum', 'arg': 1, 'distinct': False}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+#: The aggregate functions the operator computes (``count_star`` is COUNT(*)).
+AGG_FUNCTIONS = ("count_star", "count", "sum", "avg", "min", "max")
+
+#: What a server without the JVM plugin is told (there is no Python group aggregate).
+NO_PLUGIN = (
+    "Streaming aggregation (group_by().select(), distinct(), aggregates in select()) runs in "
+    "server_ext's JVM operator plugin only, and this Spark Connect server does not have it. "
+    "Start the server with `python -m server_ext serve` where a JDK 17 is (it builds and loads "
+    "the plugin jar), install a wheel built where a JDK was (it carries "
+    "server_ext/jvm/tableapi-server-ext.jar), or add the jar to an existing server with "
+    "spark.jars and spark.connect.extensions.relation.classes=tableapi.serverext."
+    'OperatorPlugin (`python -c "from server_ext.jvm import plugin_conf; print(plugin_conf())"` '
+    "prints both); table.exec.operator.tier=python has no aggregation operator."
+)
+
+
+@dataclass(frozen=True)
+class AggCall:
+    """One aggregate call: its function, its argument (an input field index; None for
+    COUNT(*)), DISTINCT, and its result type (Spark DDL)."""
+
+    function: str
+    arg: int | None = None
+    distinct: bool = False
+    result_type: str = "BIGINT"
+
+    def __post_init__(self) -> None:
+        if self.function not in AGG_FUNCTIONS:
+            raise ValueError(f"aggregate function must be one of {AGG_FUNCTIONS}")
+        if (self.function == "count_star") != (self.arg is None):
+            raise ValueError("COUNT(*) takes no argument; the other functions take one")
+        if self.function == "count_star" and self.distinct:
+            raise ValueError("COUNT(*) has no DISTINCT form")
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    """Everything the group aggregate operator needs, decided at plan time (an
+    ``OperatorSpec`` of ``server_ext.operators``)."""
+
+    operator: ClassVar[str] = "aggregate"
+
+    input: tuple[tuple[str, str], ...]  # the input row's fields (name, Spark DDL)
+    key: tuple[int, ...]  # the group key's input fields, first in the output; () global
+    aggs: tuple[AggCall, ...]
+    output_names: tuple[str, ...] = field(default=())
+    update_before: bool = True  # emit -U rows (a consumer needs them)
+    retractions: bool = True  # the input may retract (MIN/MAX keep value counts)
+    ttl_ms: int | None = None  # state retention; None keeps a key's accumulators forever
+
+    def __post_init__(self) -> None:
+        width = len(self.input)
+        bad = [i for i in self.key if not 0 <= i < width]
+        bad += [a.arg for a in self.aggs if a.arg is not None and not 0 <= a.arg < width]
+        if bad:
+            raise ValueError(f"field indexes {bad} are out of range for {width} input fields")
+        if self.ttl_ms is not None and self.ttl_ms <= 0:
+            raise ValueError(f"ttl_ms must be positive, got {self.ttl_ms}")
+
+    def output_fields(self) -> tuple[tuple[str, str], ...]:
+        """The group key's fields, then one per aggregate call."""
+        fields = tuple(self.input[i] for i in self.key)
+        fields += tuple((f"agg{i}", a.result_type) for i, a in enumerate(self.aggs))
+        if self.output_names:
+            if len(self.output_names) != len(fields):
+                raise ValueError("output_names must name every output field")
+            fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
+        return fields
+
+    def wire_section(self) -> dict[str, Any]:
+        """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
+        return {
+            "input": [list(f) for f in self.input],
+            "key_count": len(self.key),
+            "aggs": [
+                {"function": a.function, "arg": a.arg, "distinct": a.distinct} for a in self.aggs
+            ],
+            "update_before": self.update_before,
+            "retractions": self.retractions,
+            "ttl_ms": self.ttl_ms,
+        }
+
+    def check(self) -> None:
+        """Plan-time checks before the spec is sent: the output names are unique."""
+        names = [n for n, _ in self.output_fields()]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"aggregate output names must be unique: {dupes}")
+
+    @property
+    def time_mode(self) -> str:
+        """``ProcessingTime`` with a state TTL (its expiry timeouts), else ``None``."""
+        return "None" if self.ttl_ms is None else "ProcessingTime"
+
+    def python_processor(self) -> StatefulProcessor:
+        """There is none: the aggregation runs on the JVM tier only (:data:`NO_PLUGIN`)."""
+        raise ValueError(NO_PLUGIN)
+
+
+__all__ = ["AGG_FUNCTIONS", "NO_PLUGIN", "AggCall", "AggregateSpec"]

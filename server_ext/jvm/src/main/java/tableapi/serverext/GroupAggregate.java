@@ -1,0 +1,539 @@
+package tableapi.serverext;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.Serializable;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.GroupState;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Flink's streaming group aggregation ({@code GroupAggFunction}) over a changelog: one binary
+ * state value per group key holds the key's accumulators; each input row (+I/+U accumulate,
+ * -U/-D retract), in {@code __seq} order, updates them and emits the key's result as Flink
+ * does: {@code +I} for the key's first result, {@code -U} (only where the consumers need it)
+ * and {@code +U} when it changes, nothing when it does not (unless a state TTL is set: then
+ * always, as Flink's), {@code -D} when the key's row count reaches zero, after which the key
+ * starts afresh. A retraction for a key with no state is dropped.
+ *
+ * <p>Functions, with Flink's result types and NULL rules: COUNT(*), COUNT(x) (non-null
+ * values), SUM (NULL over no non-null value; integral sums wrap as Java's arithmetic),
+ * AVG (the sum as BIGINT, DOUBLE or DECIMAL(38, s), divided by the count; an integral
+ * average truncates toward zero and is cast to the argument's type; a DECIMAL average has
+ * scale max(6, s), HALF_UP), MIN and MAX (over a retracting input a map value -> count, as
+ * Flink's MinWithRetractAggFunction, the current extreme kept beside it), and the DISTINCT
+ * forms (a map value -> count per distinct argument, shared by the calls on it: a call sees a
+ * value when its count goes 0 -> 1 and loses it at 1 -> 0; NULLs are not counted).
+ *
+ * <p>State value: {@code byte FORMAT; zigzag rows; zigzag written_at_ms; per call its
+ * accumulator; per distinct argument varint n, n x (value, zigzag count)}. State TTL: a key
+ * not written for {@code ttl} is dropped silently (on load, or by a processing-time timeout).
+ */
+final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
+  private static final long serialVersionUID = 1L;
+  private static final byte FORMAT = 1;
+
+  /** The aggregate functions. */
+  enum Fn {
+    COUNT_STAR,
+    COUNT,
+    SUM,
+    AVG,
+    MIN,
+    MAX;
+
+    static Fn of(String name) {
+      return switch (name) {
+        case "count_star" -> COUNT_STAR;
+        case "count" -> COUNT;
+        case "sum" -> SUM;
+        case "avg" -> AVG;
+        case "min" -> MIN;
+        case "max" -> MAX;
+        default -> throw new IllegalArgumentException("unknown aggregate function " + name
+            + "; the operator computes count_star, count, sum, avg, min and max");
+      };
+    }
+  }
+
+  /** One aggregate call: its function, argument field (-1: none), types and distinct map. */
+  record Call(Fn fn, int arg, boolean distinct, DataType argType, DataType resultType,
+      DataType sumType, int distinctSlot) implements Serializable {}
+
+  private final StructType row;
+  private final int keyCount;
+  private final Call[] calls;
+  private final int[] distinctArgs; // the field of each distinct map
+  private final boolean updateBefore;
+  private final boolean retractions; // the input may retract: MIN/MAX keep value counts
+  private final long ttlMs; // -1: none
+  private final boolean java8Time;
+  private final InputUnion union;
+
+  private transient RowCodec.RowFormat[] valueFormats; // per call: its stored value's format
+  private transient RowCodec.RowFormat[] distinctFormats; // per distinct map: its values'
+
+  GroupAggregate(StructType row, int keyCount, Call[] calls, int[] distinctArgs,
+      boolean updateBefore, boolean retractions, long ttlMs, boolean java8Time,
+      StructType input) {
+    this.row = row;
+    this.keyCount = keyCount;
+    this.calls = calls;
+    this.distinctArgs = distinctArgs;
+    this.updateBefore = updateBefore;
+    this.retractions = retractions;
+    this.ttlMs = ttlMs;
+    this.java8Time = java8Time;
+    this.union = InputUnion.inputs(input, 1);
+  }
+
+  /** The {@code aggregate} operator ({@link OperatorPlugin#OPERATORS}). */
+  static Operator create(Operator.Request request) {
+    JsonNode spec = request.section("aggregate");
+    StructType row = request.struct(Wire.INPUT_PREFIX + 0);
+    RowCodec.check(row);
+    if (spec.get("input").size() != row.fields().length) {
+      throw new IllegalArgumentException("the input has " + row.fields().length
+          + " fields but the aggregate spec declares " + spec.get("input").size());
+    }
+    int keyCount = spec.get("key_count").asInt();
+    StructType output = request.output();
+    JsonNode aggs = spec.get("aggs");
+    if (output.fields().length != 1 + keyCount + aggs.size()) {
+      throw new IllegalArgumentException("the output schema has " + output.fields().length
+          + " columns but the aggregate gives 1 + " + keyCount + " keys + " + aggs.size());
+    }
+    Call[] calls = new Call[aggs.size()];
+    List<Integer> distinct = new ArrayList<>();
+    for (int i = 0; i < calls.length; i++) {
+      JsonNode a = aggs.get(i);
+      Fn fn = Fn.of(a.get("function").asText());
+      int arg = a.get("arg") == null || a.get("arg").isNull() ? -1 : a.get("arg").asInt();
+      boolean isDistinct = a.path("distinct").asBoolean(false);
+      if ((fn == Fn.COUNT_STAR) != (arg < 0) || arg >= row.fields().length) {
+        throw new IllegalArgumentException("aggregate " + i + " (" + fn + ") has argument "
+            + arg + " of " + row.fields().length + " input fields");
+      }
+      if (fn == Fn.COUNT_STAR && isDistinct) {
+        throw new IllegalArgumentException("COUNT(*) has no DISTINCT form");
+      }
+      DataType argType = arg < 0 ? null : row.fields()[arg].dataType();
+      DataType result = output.fields()[1 + keyCount + i].dataType();
+      DataType sum = checkTypes(fn, argType, result, i);
+      int slot = -1;
+      if (isDistinct) {
+        slot = distinct.indexOf(arg);
+        if (slot < 0) {
+          slot = distinct.size();
+          distinct.add(arg);
+        }
+      }
+      calls[i] = new Call(fn, arg, isDistinct, argType, result, sum, slot);
+    }
+    JsonNode ttl = spec.get("ttl_ms");
+    long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
+    GroupAggregate fn = new GroupAggregate(row, keyCount, calls,
+        distinct.stream().mapToInt(Integer::intValue).toArray(),
+        spec.path("update_before").asBoolean(true), spec.path("retractions").asBoolean(true),
+        ttlMs, request.java8Time(), request.input());
+    return new Operator(fn, output, Operator.processingTimeoutIf(ttlMs >= 0));
+  }
+
+  /** Checks a call's argument and result types; the type its SUM or AVG sums in. */
+  private static DataType checkTypes(Fn fn, DataType arg, DataType result, int i) {
+    String what = "aggregate " + i + " (" + fn + ")";
+    switch (fn) {
+      case COUNT_STAR, COUNT -> {
+        if (!(result instanceof LongType)) {
+          throw new IllegalArgumentException(what + " gives BIGINT, not " + result.sql());
+        }
+        return null;
+      }
+      case SUM -> {
+        if (!numeric(arg) || !numeric(result)) {
+          throw new IllegalArgumentException(what + " sums numbers, not " + arg.sql());
+        }
+        return result;
+      }
+      case AVG -> {
+        if (!numeric(arg) || !numeric(result)) {
+          throw new IllegalArgumentException(what + " averages numbers, not " + arg.sql());
+        }
+        if (arg instanceof DecimalType d) return DataTypes.createDecimalType(38, d.scale());
+        return arg instanceof FloatType || arg instanceof DoubleType
+            ? DataTypes.DoubleType : DataTypes.LongType;
+      }
+      default -> {
+        if (arg instanceof MapType || arg instanceof ArrayType || arg instanceof StructType) {
+          throw new IllegalArgumentException(what + " compares values, not " + arg.sql());
+        }
+        if (!DataType.equalsStructurally(arg, result, true)) {
+          throw new IllegalArgumentException(what + " of " + arg.sql() + " gives "
+              + arg.sql() + ", not " + result.sql());
+        }
+        return null;
+      }
+    }
+  }
+
+  private static boolean numeric(DataType t) {
+    return t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType
+        || t instanceof LongType || t instanceof FloatType || t instanceof DoubleType
+        || t instanceof DecimalType;
+  }
+
+  private void init() {
+    if (valueFormats == null) {
+      valueFormats = new RowCodec.RowFormat[calls.length];
+      for (int i = 0; i < calls.length; i++) {
+        Call c = calls[i];
+        DataType t = switch (c.fn) {
+          case SUM, AVG -> c.sumType;
+          case MIN, MAX -> c.argType;
+          default -> null;
+        };
+        if (t != null) valueFormats[i] = format(t);
+      }
+      distinctFormats = new RowCodec.RowFormat[distinctArgs.length];
+      for (int i = 0; i < distinctArgs.length; i++) {
+        distinctFormats[i] = format(row.fields()[distinctArgs[i]].dataType());
+      }
+    }
+  }
+
+  private RowCodec.RowFormat format(DataType t) {
+    return new RowCodec.RowFormat(
+        new StructType(new StructField[] {DataTypes.createStructField("v", t, true)}), java8Time);
+  }
+
+  // -- one key's accumulators ------------------------------------------------------------------
+
+  /** A call's accumulator: a count, a value (sum, extreme), and MIN/MAX's value counts. */
+  private static final class Acc {
+    long count;
+    Object value;
+    Map<Values.Tuple, long[]> counts; // MIN/MAX over a retracting input
+  }
+
+  /** A key's state: its row count, last write, accumulators and distinct maps. */
+  private final class Accs {
+    long rows;
+    long written;
+    final Acc[] accs = new Acc[calls.length];
+    final List<Map<Values.Tuple, long[]>> distinct = new ArrayList<>(distinctArgs.length);
+
+    Accs() {
+      for (int i = 0; i < accs.length; i++) {
+        accs[i] = new Acc();
+        if (retractions && (calls[i].fn == Fn.MIN || calls[i].fn == Fn.MAX)) {
+          accs[i].counts = new LinkedHashMap<>();
+        }
+      }
+      for (int i = 0; i < distinctArgs.length; i++) distinct.add(new LinkedHashMap<>());
+    }
+
+    /** Applies one input row: accumulates it, or retracts it. */
+    void apply(Object[] values, boolean add) {
+      rows += add ? 1 : -1;
+      boolean[] seen = null; // per distinct map: does the value enter (add) or leave it
+      if (distinctArgs.length > 0) {
+        seen = new boolean[distinctArgs.length];
+        for (int m = 0; m < distinctArgs.length; m++) {
+          Object v = values[distinctArgs[m]];
+          if (v == null) continue;
+          Map<Values.Tuple, long[]> map = distinct.get(m);
+          Values.Tuple k = new Values.Tuple(new Object[] {v});
+          long[] n = map.get(k);
+          if (add) {
+            if (n == null) {
+              map.put(k, new long[] {1});
+              seen[m] = true;
+            } else {
+              n[0]++;
+            }
+          } else if (n != null) {
+            if (--n[0] == 0) {
+              map.remove(k);
+              seen[m] = true;
+            }
+          }
+        }
+      }
+      for (int i = 0; i < calls.length; i++) {
+        Call c = calls[i];
+        if (c.fn == Fn.COUNT_STAR) continue; // the row count
+        Object v = values[c.arg];
+        if (v == null || (c.distinct && !seen[c.distinctSlot])) continue;
+        Acc a = accs[i];
+        switch (c.fn) {
+          case COUNT -> a.count += add ? 1 : -1;
+          case SUM, AVG -> {
+            a.count += add ? 1 : -1;
+            a.value = plus(c.sumType, a.value, v, add);
+          }
+          default -> extreme(c, a, v, add);
+        }
+      }
+    }
+
+    /** The key's aggregate results, in call order. */
+    Object[] results() {
+      Object[] out = new Object[calls.length];
+      for (int i = 0; i < calls.length; i++) {
+        Call c = calls[i];
+        Acc a = accs[i];
+        out[i] = switch (c.fn) {
+          case COUNT_STAR -> rows;
+          case COUNT -> a.count;
+          case SUM -> a.count == 0 ? null : a.value;
+          case AVG -> a.count == 0 ? null : average(c, a.value, a.count);
+          default -> a.counts != null && a.counts.isEmpty() ? null : a.value;
+        };
+      }
+      return out;
+    }
+  }
+
+  /** MIN/MAX: Flink's MinAggFunction (insert-only) or MinWithRetractAggFunction. */
+  private static void extreme(Call c, Acc a, Object v, boolean add) {
+    boolean min = c.fn == Fn.MIN;
+    if (a.counts == null) {
+      if (add && (a.value == null || better(v, a.value, min))) a.value = v;
+      return;
+    }
+    Values.Tuple k = new Values.Tuple(new Object[] {v});
+    long[] n = a.counts.get(k);
+    if (add) {
+      if (a.counts.isEmpty() || better(v, a.value, min)) a.value = v;
+      if (n == null) {
+        a.counts.put(k, new long[] {1});
+      } else {
+        n[0]++;
+      }
+    } else if (n != null && --n[0] == 0) {
+      a.counts.remove(k);
+      if (Values.same(v, a.value)) { // the extreme left: the next one from the counts
+        a.value = null;
+        for (Values.Tuple t : a.counts.keySet()) {
+          if (a.value == null || better(t.values[0], a.value, min)) a.value = t.values[0];
+        }
+      }
+    }
+  }
+
+  private static boolean better(Object v, Object current, boolean min) {
+    int cmp = compare(v, current);
+    return min ? cmp < 0 : cmp > 0;
+  }
+
+  /** Flink's order of two values of one type (strings by code point, bytes unsigned). */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static int compare(Object a, Object b) {
+    if (a instanceof String x && b instanceof String y) return Values.compareCodePoints(x, y);
+    if (a instanceof byte[] x && b instanceof byte[] y) return Arrays.compareUnsigned(x, y);
+    return ((Comparable) a).compareTo(b);
+  }
+
+  /** {@code sum + v} (or {@code - v}) in the sum's type: Java's wrapping integer arithmetic. */
+  private static Object plus(DataType t, Object sum, Object v, boolean add) {
+    Number x = (Number) v;
+    if (t instanceof DecimalType d) {
+      BigDecimal b = x instanceof BigDecimal bd ? bd : new BigDecimal(x.toString());
+      BigDecimal s = sum == null ? BigDecimal.ZERO : (BigDecimal) sum;
+      return (add ? s.add(b) : s.subtract(b)).setScale(d.scale(), RoundingMode.HALF_UP);
+    }
+    if (t instanceof DoubleType) {
+      double s = sum == null ? 0 : (Double) sum;
+      return add ? s + x.doubleValue() : s - x.doubleValue();
+    }
+    if (t instanceof FloatType) {
+      float s = sum == null ? 0 : (Float) sum;
+      return add ? s + x.floatValue() : s - x.floatValue();
+    }
+    long s = sum == null ? 0 : ((Number) sum).longValue();
+    long r = add ? s + x.longValue() : s - x.longValue();
+    if (t instanceof ByteType) return (byte) r;
+    if (t instanceof ShortType) return (short) r;
+    if (t instanceof IntegerType) return (int) r;
+    return r;
+  }
+
+  /** AVG's result: the sum divided by the count, in the result's type. */
+  private static Object average(Call c, Object sum, long count) {
+    DataType t = c.resultType;
+    if (t instanceof DecimalType d) {
+      return ((BigDecimal) sum).divide(BigDecimal.valueOf(count), d.scale(), RoundingMode.HALF_UP);
+    }
+    if (sum instanceof Double s) {
+      double avg = s / count;
+      return t instanceof FloatType ? (Object) (float) avg : (Object) avg;
+    }
+    long avg = (Long) sum / count; // truncated toward zero, as Java's
+    if (t instanceof ByteType) return (byte) avg;
+    if (t instanceof ShortType) return (short) avg;
+    if (t instanceof IntegerType) return (int) avg;
+    if (t instanceof LongType) return avg;
+    return t instanceof FloatType ? (Object) (float) avg : (Object) (double) avg;
+  }
+
+  // -- the function ----------------------------------------------------------------------------
+
+  @Override
+  public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
+    init();
+    if (state.hasTimedOut()) { // not written for the TTL: the key's state expired
+      if (state.exists()) state.remove();
+      return Collections.emptyIterator();
+    }
+    long now = ttlMs >= 0 ? state.getCurrentProcessingTimeMs() : 0;
+    boolean stored = state.exists();
+    Accs accs = stored ? decode(state.get()) : null;
+    if (accs != null && ttlMs >= 0 && accs.written + ttlMs <= now) accs = null; // expired
+    Object[] result = accs == null ? null : accs.results();
+    List<Row> out = new ArrayList<>();
+    boolean written = false;
+    int width = row.fields().length;
+    for (Row r : union.ordered(rows)) {
+      boolean add = Rows.accumulates(union.kind(r));
+      boolean first = accs == null;
+      if (first) {
+        if (!add) continue; // no state for a retraction: dropped, as Flink's
+        accs = new Accs();
+      }
+      accs.apply(union.fields(r, width), add);
+      written = true;
+      Object[] next = accs.results();
+      if (accs.rows != 0) {
+        if (first) {
+          out.add(output(Wire.INSERT, key, next));
+        } else if (ttlMs >= 0 || !sameResults(result, next)) {
+          if (updateBefore) out.add(output(Wire.UPDATE_BEFORE, key, result));
+          out.add(output(Wire.UPDATE_AFTER, key, next));
+        }
+        result = next;
+      } else {
+        out.add(output(Wire.DELETE, key, result)); // (a first row accumulates: never here)
+        accs = null;
+        result = null;
+      }
+    }
+    if (accs == null) {
+      if (stored) state.remove();
+    } else if (written) {
+      accs.written = now;
+      state.update(encode(accs));
+      if (ttlMs >= 0) state.setTimeoutDuration(ttlMs);
+    } else if (ttlMs >= 0) { // the timeout is reset on every call: set it again
+      long left = accs.written + ttlMs - now;
+      state.setTimeoutDuration(Math.max(left, 1));
+    }
+    return out.iterator();
+  }
+
+  private static boolean sameResults(Object[] a, Object[] b) {
+    for (int i = 0; i < a.length; i++) if (!Values.same(a[i], b[i])) return false;
+    return true;
+  }
+
+  private Row output(byte kind, Row key, Object[] results) {
+    Object[] values = new Object[1 + keyCount + results.length];
+    values[0] = kind;
+    for (int i = 0; i < keyCount; i++) values[1 + i] = key.get(i);
+    System.arraycopy(results, 0, values, 1 + keyCount, results.length);
+    return RowFactory.create(values);
+  }
+
+  // -- the state value -------------------------------------------------------------------------
+
+  private byte[] encode(Accs s) {
+    RowCodec.Out out = new RowCodec.Out(64);
+    out.raw(FORMAT, 1);
+    out.zigzag(s.rows);
+    out.zigzag(s.written);
+    for (int i = 0; i < calls.length; i++) {
+      Acc a = s.accs[i];
+      switch (calls[i].fn) {
+        case COUNT_STAR -> { }
+        case COUNT -> out.zigzag(a.count);
+        case SUM, AVG -> {
+          out.zigzag(a.count);
+          valueFormats[i].write(out, new Object[] {a.value});
+        }
+        default -> {
+          valueFormats[i].write(out, new Object[] {a.value});
+          if (a.counts != null) writeCounts(out, valueFormats[i], a.counts);
+        }
+      }
+    }
+    for (int m = 0; m < distinctArgs.length; m++) {
+      writeCounts(out, distinctFormats[m], s.distinct.get(m));
+    }
+    return out.bytes();
+  }
+
+  private Accs decode(byte[] bytes) {
+    RowCodec.In in = new RowCodec.In(bytes);
+    if (in.raw(1) != FORMAT) throw new IllegalStateException("unknown aggregate state format");
+    Accs s = new Accs();
+    s.rows = in.zigzag();
+    s.written = in.zigzag();
+    for (int i = 0; i < calls.length; i++) {
+      Acc a = s.accs[i];
+      switch (calls[i].fn) {
+        case COUNT_STAR -> { }
+        case COUNT -> a.count = in.zigzag();
+        case SUM, AVG -> {
+          a.count = in.zigzag();
+          a.value = valueFormats[i].read(in)[0];
+        }
+        default -> {
+          a.value = valueFormats[i].read(in)[0];
+          if (a.counts != null) readCounts(in, valueFormats[i], a.counts);
+        }
+      }
+    }
+    for (int m = 0; m < distinctArgs.length; m++) {
+      readCounts(in, distinctFormats[m], s.distinct.get(m));
+    }
+    return s;
+  }
+
+  private static void writeCounts(
+      RowCodec.Out out, RowCodec.RowFormat format, Map<Values.Tuple, long[]> counts) {
+    out.varint(counts.size());
+    for (Map.Entry<Values.Tuple, long[]> e : counts.entrySet()) {
+      format.write(out, e.getKey().values);
+      out.zigzag(e.getValue()[0]);
+    }
+  }
+
+  private static void readCounts(
+      RowCodec.In in, RowCodec.RowFormat format, Map<Values.Tuple, long[]> counts) {
+    for (long j = 0, n = in.varint(); j < n; j++) {
+      Object[] v = format.read(in);
+      counts.put(new Values.Tuple(v), new long[] {in.zigzag()});
+    }
+  }
+}

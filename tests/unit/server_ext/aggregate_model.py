@@ -1,0 +1,114 @@
+"""Flink's streaming group aggregation (GroupAggFunction) in plain Python: the oracle the JVM
+operator (``GroupAggregate.java``) is compared with, change by change.
+
+Each key keeps its current rows (a multiset); every result is computed from them afresh, so
+the model shares no accumulator code with the operator. Emission follows Flink: +I for a
+key's first result, -U (if asked) and +U when it changes (always with a state TTL), nothing
+when it does not, -D when the key's last row is retracted; a retraction for a key without
+state is dropped; with a TTL a key not written for that long is forgotten silently.
+
+Example::
+
+    >>> from server_ext.aggregate_spec import AggCall, AggregateSpec
+    >>> spec = AggregateSpec((("k", "BIGINT"), ("v", "INT")), (0,),
+    ...                      (AggCall("sum", 1, result_type="INT"),))
+    >>> m = GroupAggModel(spec)
+    >>> m.process(0, (1, (1, 5))), m.process(0, (1, (1, 2))), m.process(3, (1, (1, 5)))
+    ([('+I', 1, 5)], [('-U', 1, 5), ('+U', 1, 7)], [('-U', 1, 7), ('+U', 1, 2)])
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from server_ext.aggregate_spec import AggregateSpec
+
+KIND_NAMES = ("+I", "-U", "+U", "-D")
+_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+
+
+def _wrap(value: int, ddl: str) -> int:
+    bits = _BITS[ddl]
+    return (value + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1)
+
+
+def _scale(ddl: str) -> int:
+    return int(ddl.split(",")[1].strip(" )"))
+
+
+def result(function: str, ddl: str, values: Sequence[Any], rows: int) -> Any:
+    """One aggregate's result over the values of the key's rows (NULLs included)."""
+    present = [v for v in values if v is not None]
+    if function == "count_star":
+        return rows
+    if function == "count":
+        return len(present)
+    if not present:
+        return None
+    if function in ("min", "max"):
+        return min(present) if function == "min" else max(present)
+    total = sum(present, Decimal(0) if isinstance(present[0], Decimal) else 0)
+    if function == "sum":
+        if ddl in _BITS:
+            return _wrap(total, ddl)
+        return (
+            total.quantize(Decimal(1).scaleb(-_scale(ddl))) if ddl.startswith("DECIMAL") else total
+        )
+    if ddl in _BITS:  # an integral average: the BIGINT sum, truncated toward zero
+        quotient = abs(total) // len(present) * (1 if total >= 0 else -1)
+        return _wrap(quotient, ddl)
+    if ddl.startswith("DECIMAL"):
+        with decimal.localcontext(decimal.Context(prec=80)):
+            exact = total / len(present)
+        return exact.quantize(Decimal(1).scaleb(-_scale(ddl)), decimal.ROUND_HALF_UP)
+    return total / len(present)
+
+
+class GroupAggModel:
+    """The oracle for one operator instance: ``process(kind, (key, row), now)`` per change."""
+
+    def __init__(self, spec: AggregateSpec) -> None:
+        self.spec = spec
+        self.rows: dict[Any, list[tuple]] = {}
+        self.written: dict[Any, int] = {}
+
+    def results(self, rows: list[tuple]) -> tuple:
+        out = []
+        for a in self.spec.aggs:
+            values = [None if a.arg is None else r[a.arg] for r in rows]
+            if a.distinct:
+                values = list(dict.fromkeys(v for v in values if v is not None))
+            out.append(result(a.function, a.result_type, values, len(rows)))
+        return tuple(out)
+
+    def process(self, kind: int, change: tuple[Any, tuple], now: int = 0) -> list[tuple]:
+        key, row = change
+        ttl = self.spec.ttl_ms
+        if ttl is not None and key in self.rows and self.written[key] + ttl <= now:
+            del self.rows[key]  # expired: forgotten without a word
+        add = kind in (0, 2)
+        rows = self.rows.get(key)
+        if rows is None and not add:
+            return []  # a retraction for a key without state
+        shown = () if not self.spec.key else (key,)
+        before = None if rows is None else self.results(rows)
+        rows = [] if rows is None else rows
+        if add:
+            rows.append(row)
+        else:
+            rows.remove(row)
+        self.written[key] = now
+        if not rows:
+            del self.rows[key]
+            return [("-D", *shown, *before)] if before is not None else []
+        self.rows[key] = rows
+        after = self.results(rows)
+        if before is None:
+            return [("+I", *shown, *after)]
+        if after == before and ttl is None:
+            return []
+        update_before = [("-U", *shown, *before)] if self.spec.update_before else []
+        return [*update_before, ("+U", *shown, *after)]
