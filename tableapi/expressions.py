@@ -401,11 +401,12 @@ class Expression:
     # aggregates
     @property
     def sum(self) -> Expression:
-        """Aggregate: the sum (an integral column sums to BIGINT).
+        """Aggregate: the sum, in the column's type as in Flink (an INT column sums to an INT;
+        a DECIMAL(p, s) to a DECIMAL(38, s)); NULL when there is no non-NULL value.
 
         >>> orders.group_by(col("currency")).select(
         ...     col("currency"), col("amount").sum.alias("total")).row_type
-        RowType(currency STRING, total BIGINT)
+        RowType(currency STRING, total INT)
         """
         return Call("sum", (self,))
 
@@ -420,10 +421,11 @@ class Expression:
 
     @property
     def avg(self) -> Expression:
-        """Aggregate: the mean.
+        """Aggregate: the mean, in the column's type as in Flink (an INT column's mean is an
+        INT, truncated toward zero; a DECIMAL(p, s)'s a DECIMAL(38, max(6, s))).
 
         >>> orders.group_by(col("currency")).select(col("amount").avg.alias("mean")).row_type
-        RowType(mean DOUBLE)
+        RowType(mean INT)
         """
         return Call("avg", (self,))
 
@@ -444,6 +446,21 @@ class Expression:
         'MAX(price)'
         """
         return Call("max", (self,))
+
+    @property
+    def distinct(self) -> Expression:
+        """The DISTINCT form of an aggregate (``COUNT(DISTINCT x)``): each distinct non-NULL
+        value counted once.
+
+        >>> str(col("user").count.distinct), str(col("amount").sum.distinct)
+        ('COUNT(DISTINCT user)', 'SUM(DISTINCT amount)')
+        """
+        if isinstance(self, Call) and self.name in DISTINCT_AGGREGATES and self.args:
+            return Call(f"{self.name}_distinct", self.args)
+        raise ValidationError(
+            f".distinct follows an aggregate of a column, as in col('x').count.distinct "
+            f"({', '.join(DISTINCT_AGGREGATES)}); got {self}."
+        )
 
     # interval literals: lit(4).hours
     def _interval(self, unit: str) -> Expression:
@@ -623,6 +640,8 @@ class Call(Expression):
             return f"NOT({a[0]})"
         if fn.name == "if":
             return f"IF({a[0]}, {a[1]}, {a[2]})"
+        if fn.name.endswith("_distinct"):
+            return f"{fn.name[: -len('_distinct')].upper()}(DISTINCT {', '.join(map(str, a))})"
         return f"{fn.name.upper()}({', '.join(map(str, a))})"
 
     def __repr__(self) -> str:
@@ -976,6 +995,10 @@ def to_expression(value: object) -> Expression:
     if isinstance(value, str):
         return Column(value)
     raise ValidationError(f"Expected an expression such as col('x'), got {value!r}.")
+
+
+#: The aggregates that have a DISTINCT form (``Expression.distinct``).
+DISTINCT_AGGREGATES = ("count", "sum", "avg", "min", "max")
 
 
 def is_aggregate(e: Expression) -> bool:

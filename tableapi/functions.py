@@ -204,20 +204,25 @@ def _proctime(name: str, types: Sequence[DataType]) -> DataType:
 
 
 def _sum(name: str, types: Sequence[DataType]) -> DataType:
+    """Flink's SUM type: the argument's own (an INT sums to INT, wrapping as Java's int),
+    DECIMAL(38, s) for a DECIMAL(p, s); always nullable (NULL over no non-NULL value)."""
     arg = types[0]
     if not arg.is_numeric:
         raise _fail(name, types, "a numeric argument")
-    if arg.is_integral:
-        return BIGINT
     if arg.name == "DECIMAL":
         return DataType("DECIMAL", (38, arg.params[1]))
-    return DOUBLE
+    return arg.plain().with_nullable(True)
 
 
 def _avg(name: str, types: Sequence[DataType]) -> DataType:
-    if not types[0].is_numeric:
+    """Flink's AVG type: the argument's own (an INT average is an INT, truncated toward
+    zero), DECIMAL(38, max(6, s)) for a DECIMAL(p, s); always nullable."""
+    arg = types[0]
+    if not arg.is_numeric:
         raise _fail(name, types, "a numeric argument")
-    return types[0] if types[0].name == "DECIMAL" else DOUBLE
+    if arg.name == "DECIMAL":
+        return DataType("DECIMAL", (38, max(6, arg.params[1])))
+    return arg.plain().with_nullable(True)
 
 
 def _min_max(name: str, types: Sequence[DataType]) -> DataType:
@@ -309,6 +314,12 @@ _DEFS = [
     FunctionDef("avg", _avg, aggregate=True),
     FunctionDef("min", _min_max, aggregate=True),
     FunctionDef("max", _min_max, aggregate=True),
+    # the DISTINCT forms (``col("x").count.distinct``): each distinct value once
+    FunctionDef("sum_distinct", _sum, aggregate=True),
+    FunctionDef("count_distinct", _count, aggregate=True),
+    FunctionDef("avg_distinct", _avg, aggregate=True),
+    FunctionDef("min_distinct", _min_max, aggregate=True),
+    FunctionDef("max_distinct", _min_max, aggregate=True),
 ]
 
 FUNCTIONS: dict[str, FunctionDef] = {f.name: f for f in _DEFS}

@@ -781,7 +781,7 @@ class GroupedTable:
 
         >>> day = col("o_rowtime").date_format("yyyy-MM-dd").alias("day")
         >>> orders.group_by(day).select(col("day"), col("amount").sum.alias("total")).row_type
-        RowType(day STRING, total BIGINT)
+        RowType(day STRING, total INT)
         >>> orders.group_by(col("currency")).select(col("amount"))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...

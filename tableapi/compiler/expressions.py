@@ -123,6 +123,8 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
             return _divide(args[0], args[1], quotient)
         if fn.name == "initcap":
             return _initcap(args[0])
+        if fn.aggregate and fn.name != "count":
+            return _aggregate(fn.name, args, expr.type_in(row))
         if fn.name in _OPS:
             return _OPS[fn.name](*args)
         result = F.call_function(fn.spark_name or fn.name, *args)
@@ -156,6 +158,29 @@ def _divide(a: SparkColumn, b: SparkColumn, result: DataType) -> SparkColumn:
         signed = F.when(F.atan2(b, F.lit(-1.0)) < 0, -inf).otherwise(inf)
         return F.when(b == 0, a * signed).otherwise(a / b)
     return a / b
+
+
+def _aggregate(name: str, args: list[SparkColumn], result: DataType) -> SparkColumn:
+    """An aggregate call (batch mode) with Flink's result type: SUM in the argument's type,
+    AVG the sum divided by the count in it (an integral average truncated toward zero, as
+    Flink's BIGINT division), the DISTINCT forms over distinct values.
+
+    >>> str(_aggregate("avg", [F.col("x")], DataType.parse("INT")))
+    "Column<'CAST(CallFunction('div', sum(x), count(x)) AS INT)'>"
+    """
+    base, distinct = name.removesuffix("_distinct"), name.endswith("_distinct")
+    x = args[0]
+    if base == "count":
+        return F.count_distinct(x)
+    if base in ("min", "max"):
+        return F.min(x) if base == "min" else F.max(x)
+    total = F.sum_distinct(x) if distinct else F.sum(x)
+    if base == "sum":
+        return total.cast(result.spark_ddl)
+    count = F.count_distinct(x) if distinct else F.count(x)
+    if result.is_integral:
+        return F.call_function("div", total, count).cast(result.spark_ddl)
+    return (total / count).cast(result.spark_ddl)
 
 
 def _initcap(s: SparkColumn) -> SparkColumn:

@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
+from server_ext.aggregate_spec import AggCall, AggregateSpec
 from server_ext.joins import interval_spec as iw
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
@@ -79,12 +80,13 @@ def tagged_union(
     keys: list[DataType],
     children: list[PlanNode],
     time: bool = False,
+    rows: list[RowType] | None = None,
 ) -> TaggedUnion:
     """The union of ``inputs`` (``children`` compiled, each selected as ``key_columns`` +
     ``tag_columns`` [+ the time]) with its schema: the keys, ``__side``, ``__kind``,
-    ``__seq``, one struct per child's row (named by :func:`struct_names`) and, with ``time``,
-    ``__t``."""
-    rows = [c.row_type for c in children]
+    ``__seq``, one struct per child's row (named by :func:`struct_names`; ``rows`` when the
+    structs hold other rows than the children's) and, with ``time``, ``__t``."""
+    rows = rows or [c.row_type for c in children]
     insert_only = not any(is_changelog(c) for c in children)
     union = inputs[0]
     for df in inputs[1:]:
@@ -191,6 +193,72 @@ def interval_join_spec(node: Join) -> iw.IntervalSpec:
         residual=None if node.residual is None else condition_tree(node.residual, lrow, rrow),
         output_names=node.row_type.names,
     )
+
+
+#: The aggregate calls of the plan -> the operator's functions (``server_ext.aggregate_spec``).
+_AGG_FUNCTIONS = {"count": "count", "sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+
+
+def aggregate_spec(
+    node: PlanNode,
+    group_keys: tuple[str, ...],
+    aggs: tuple[tuple[str, Expression], ...],
+    update_before: bool = True,
+    ttl_ms: int | None = None,
+) -> tuple[AggregateSpec, list[tuple[str, Expression, DataType]]]:
+    """The group aggregate operator's spec for ``node`` (an Aggregate, or a Distinct: every
+    column a key, no call), and the columns of the operator's input row: the group keys,
+    then each distinct aggregate argument once, as (name, expression over the input, type).
+    COUNT(*) and COUNT of a non-NULL literal count rows.
+
+    >>> from tableapi.plan import Aggregate, ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, INT, STRING
+    >>> from tableapi.expressions import col, lit
+    >>> t = Scan("T", ElementsSource(()), RowType.of(("k", STRING), ("v", INT)))
+    >>> aggs = (("n", lit(1).count), ("s", col("v").sum), ("d", col("v").count.distinct))
+    >>> spec, columns = aggregate_spec(Aggregate(t, ("k",), aggs), ("k",), aggs)
+    >>> [(a.function, a.arg, a.distinct, a.result_type) for a in spec.aggs]
+    [('count_star', None, False, 'BIGINT'), ('sum', 1, False, 'INT'), ('count', 1, True, 'BIGINT')]
+    >>> [name for name, _, _ in columns], spec.key
+    (['k', '__a1'], (0,))
+    """
+    row = node.inputs[0].row_type
+    columns: list[tuple[str, Expression, DataType]] = [
+        (k, Column(k), row.field(k).type) for k in group_keys
+    ]
+    index_of: dict[tuple[Any, ...], int] = {}
+    calls = []
+    for name, expr in aggs:
+        if not isinstance(expr, Call) or not expr.function.aggregate:
+            raise ValidationError(f"internal: {expr} is not an aggregate call")
+        function = expr.name.removesuffix("_distinct")
+        distinct = expr.name.endswith("_distinct")
+        arg = expr.args[0] if expr.args else None
+        result = node.row_type.field(name).type.spark_ddl
+        if function == "count" and not distinct and _counts_rows(arg):
+            calls.append(AggCall("count_star", None, False, "BIGINT"))
+            continue
+        assert arg is not None
+        at = index_of.get(arg.key())
+        if at is None:
+            at = index_of[arg.key()] = len(columns)
+            columns.append((f"__a{at}", arg, arg.type_in(row)))
+        calls.append(AggCall(_AGG_FUNCTIONS[function], at, distinct, result))
+    spec = AggregateSpec(
+        input=tuple((n, t.spark_ddl) for n, _, t in columns),
+        key=tuple(range(len(group_keys))),
+        aggs=tuple(calls),
+        output_names=node.row_type.names,
+        update_before=update_before,
+        retractions=is_changelog(node.inputs[0]),
+        ttl_ms=ttl_ms,
+    )
+    return spec, columns
+
+
+def _counts_rows(arg: Expression | None) -> bool:
+    """COUNT(*), or COUNT of a literal that is not NULL: every row counts."""
+    return arg is None or (isinstance(arg, Literal) and arg.value is not None)
 
 
 def fields_of(row: RowType) -> tuple[tuple[str, str], ...]:

@@ -30,6 +30,7 @@ from pyspark.sql.connect.udf import UserDefinedFunction
 from pyspark.sql.types import LongType
 from pyspark.util import PythonEvalType
 
+from server_ext.aggregate_spec import NO_PLUGIN
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
@@ -37,11 +38,12 @@ from server_ext.operators import OperatorSpec
 from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput
-from tableapi.compiler.expressions import ref
+from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.jvm_operators import jvm_position
 from tableapi.compiler.operators import (
     WIRE_KINDS,
     TaggedUnion,
+    aggregate_spec,
     condition_tree,
     fields_of,
     interval_join_spec,
@@ -57,6 +59,8 @@ from tableapi.compiler.operators import (
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
 from tableapi.plan import (
+    Aggregate,
+    Distinct,
     FileSource,
     Join,
     MultiJoin,
@@ -69,6 +73,7 @@ from tableapi.plan import (
 from tableapi.plan.changelog import (
     ChangelogMode,
     JoinStrategy,
+    OperatorTier,
     StateBackend,
     StreamingOptions,
     all_bounded,
@@ -79,7 +84,9 @@ from tableapi.plan.changelog import (
     monitor_interval_ms,
     operator_tier,
     state_backend,
+    update_before_needed,
 )
+from tableapi.types import Field, RowType
 from tableapi.types import to_spark as spark_type
 
 KIND = wire.KIND
@@ -120,6 +127,7 @@ def compile_stream(
     tables' watermarks move to +infinity when it is signalled (see ``end_of_input.py``);
     without it they stay where their data leaves them."""
     compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input)
+    compiler.update_before = update_before_needed(node)  # the result needs the -U rows
     df = compiler.compile(node)
     mode = changelog_mode(node)
     changelog = None
@@ -152,6 +160,8 @@ class StreamingCompiler(Compiler):
         self.options = options
         self.end_of_input = end_of_input
         self.processing_time = False  # what running the query needs, found while compiling
+        # Per node (by id): do its consumers need its -U rows (``update_before_needed``)?
+        self.update_before: dict[int, bool] = {}
 
     def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
         return [(KIND, "TINYINT"), (SEQ, "STRING")] if is_changelog(node) else []
@@ -299,6 +309,53 @@ class StreamingCompiler(Compiler):
         if bounds is not None:
             return self._operator(node, union, interval_join_spec(node))
         return self._operator(node, union, join_spec(node, self.options.default_ttl_ms))
+
+    # -- aggregation ------------------------------------------------------------------------
+    def visit_Aggregate(self, node: Aggregate) -> DataFrame:
+        return self._aggregate(node, node.group_keys, node.aggs)
+
+    def visit_Distinct(self, node: Distinct) -> DataFrame:
+        return self._aggregate(node, node.row_type.names, ())
+
+    def _aggregate(
+        self,
+        node: PlanNode,
+        group_keys: tuple[str, ...],
+        aggs: tuple[tuple[str, Expression], ...],
+    ) -> DataFrame:
+        """The group aggregate operator (JVM tier only) over the input, grouped by the group
+        key (a global aggregate: one constant key); its input row holds the keys and each
+        aggregate argument, computed before the shuffle."""
+        if operator_tier(node, self.options) is not OperatorTier.JVM:
+            raise ValidationError(
+                NO_PLUGIN
+                if self.options.operator_tier is OperatorTier.JVM
+                else "Streaming aggregation runs on the JVM operator tier only; "
+                "table.exec.operator.tier=python has no aggregation operator: set "
+                "table.exec.operator.tier=jvm (the default)."
+            )
+        (child,) = node.inputs
+        spec, columns = aggregate_spec(
+            node,
+            group_keys,
+            aggs,
+            self.update_before.get(id(node), True),
+            self.options.default_ttl_ms,
+        )
+        row = child.row_type
+        types = [t for _, _, t in columns[: len(group_keys)]]
+        own = F.struct(*(to_spark(e, row).cast(t.spark_ddl).alias(n) for n, e, t in columns))
+        changelog = is_changelog(child)
+        tagged = self.compile(child).select(
+            *key_columns(list(group_keys), types),
+            F.lit(0).cast("tinyint").alias(wire.SIDE),
+            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(KIND),
+            (ref(SEQ) if changelog else F.lit("")).alias(SEQ),
+            own.alias(mw.input_column(0)),
+        )
+        in_row = RowType(tuple(Field(n, t) for n, _, t in columns))
+        union = tagged_union([tagged], types, [child], rows=[in_row])
+        return self._operator(node, union, spec)
 
     def visit_MultiJoin(self, node: MultiJoin) -> DataFrame:
         """The multi-way join operator over every input, each tagged with its index and

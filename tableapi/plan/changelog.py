@@ -39,6 +39,8 @@ from tableapi.plan.sources import ElementsSource, FileSource, JdbcSource, Scan, 
 
 # Operators that run in streaming mode; the others need a bounded input today.
 _STREAMING_NODES = (
+    Aggregate,
+    Distinct,
     Scan,
     Project,
     Filter,
@@ -342,12 +344,13 @@ def _runs_operator(node: PlanNode, options: StreamingOptions) -> bool:
             JoinStrategy.OPERATOR,
             JoinStrategy.INTERVAL_OPERATOR,
         )
-    return isinstance(node, MultiJoin | TemporalJoin)
+    return isinstance(node, MultiJoin | TemporalJoin | Aggregate | Distinct)
 
 
 def has_jvm_operator(node: PlanNode, options: StreamingOptions) -> bool:
     """Does the JVM tier have an operator for ``node``? Every server_ext operator has one:
-    regular, semi, anti, interval, temporal and multi-way joins.
+    regular, semi, anti, interval, temporal and multi-way joins, and group aggregation (which
+    has no other).
 
     >>> from tableapi.plan import ElementsSource, Scan
     >>> from tableapi.types import BIGINT, RowType

@@ -102,7 +102,8 @@ def _optimized(node: PlanNode) -> str:
         return f"Calc(select={names}, where=[{node.condition}])"
     if isinstance(node, Aggregate):
         sel = list(node.group_keys) + [f"{a} AS {n}" for n, a in node.aggs]
-        return f"GroupAggregate(groupBy={_list(node.group_keys)}, select={_list(sel)})"
+        group_by = f"groupBy={_list(node.group_keys)}, " if node.group_keys else ""
+        return f"GroupAggregate({group_by}select={_list(sel)})"
     if isinstance(node, Join):
         return _join(node)
     if isinstance(node, TemporalJoin):
@@ -280,6 +281,11 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
     if isinstance(node, TemporalJoin):
         extra.append("operator=[server_ext temporal join processor]")
         runs_on()
+    if isinstance(node, Aggregate | Distinct):
+        extra.append("operator=[server_ext group aggregate]")
+        runs_on()
+        if options.default_ttl_ms is not None:
+            extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 

@@ -12,6 +12,7 @@ from tableapi.plan import Filter, Join
 from tableapi.plan.changelog import (
     ChangelogKind,
     ChangelogMode,
+    OperatorTier,
     StreamingOptions,
     all_bounded,
     changelog_mode,
@@ -188,12 +189,34 @@ def test_durations():
         parse_duration_ms("1 fortnight")
 
 
-def test_streaming_refuses_aggregates_and_from_elements(senv, tables):
-    _, _, events = tables
-    with pytest.raises(ValidationError, match="Aggregate is not supported in streaming mode"):
-        events.group_by(col("e_id")).select(col("e_id"), col("e_product").sum).explain()
+def test_streaming_refuses_from_elements(senv, tables):
     with pytest.raises(ValidationError, match="from_elements\\(\\), a bounded input"):
         senv.from_elements([(1,)], ["a"]).explain()
+
+
+def test_aggregates_run_on_the_jvm_tier_only(senv, tables):
+    """An aggregation compiles to the JVM GroupAggregate; without the plugin (or on the
+    Python tier) it is refused with how to get the jar, before anything runs."""
+    from tableapi.compiler.streaming import compile_stream
+
+    orders, _, events = tables
+    grouped = orders.group_by(col("product_id")).select(
+        col("product_id"), col("amount").sum.alias("s"), col("amount").avg.alias("a")
+    )
+    text = grouped.explain()
+    assert (
+        "GroupAggregate(groupBy=[product_id], select=[product_id, SUM(amount) AS $agg0, "
+        "AVG(amount) AS $agg1], operator=[server_ext group aggregate], tier=[jvm]"
+    ) in text
+    assert "changelogMode=[I,UB,UA,D]" in text
+    assert (
+        "GroupAggregate(select=[COUNT(e_id) AS $agg0]" in events.select(col("e_id").count).explain()
+    )
+    plan = grouped.optimized().plan
+    with pytest.raises(ValidationError, match="python -m server_ext serve"):
+        compile_stream(plan, None, StreamingOptions(jvm_plugin=False))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"set table\.exec\.operator\.tier=jvm"):
+        compile_stream(plan, None, StreamingOptions(operator_tier=OperatorTier.PYTHON))  # type: ignore[arg-type]
 
 
 def test_op_column_is_not_part_of_the_table(senv):

@@ -1,0 +1,264 @@
+"""Streaming group aggregation on a real server (issue 21): the JVM GroupAggregate operator over
+changelog tables, join outputs (an outer join's retractions), another aggregation, and
+insert-only tables; global aggregates, distinct() and HAVING.
+
+After every micro-batch the materialized result must equal the aggregate of the inputs'
+current contents, computed in plain Python; and the changelog must be one Flink could emit:
+every -U/-D retracts a row that is there, and a group key's changes run +I, then (-U, +U)
+pairs, then -D (or a filter's subset of them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tableapi import Table, TableEnvironment, col, lit
+from tableapi.result import Row, RowKind
+from tests.integration.changelog_files import Change, ChangelogTable
+from tests.reference import eq, nested_loop_join
+
+ORDER_COLUMNS = [("order_id", "BIGINT"), ("product_id", "BIGINT"), ("amount", "INT")]
+PRODUCT_COLUMNS = [("id", "BIGINT"), ("category", "STRING")]
+
+# Orders and products over four micro-batches: inserts, updates (-U/+U, one moves an order to
+# another product), deletes, a product deleted and one that changes its category, a group
+# retracted to nothing and back, NULL amounts and a NULL product.
+SCRIPT: list[tuple[list[Change], list[Change]]] = [
+    (
+        [("+I", (1, 10, 3)), ("+I", (2, 11, 5)), ("+I", (3, None, 1)), ("+I", (4, 10, None))],
+        [("+I", (10, "fruit")), ("+I", (11, "veg"))],
+    ),
+    (
+        [("+I", (5, 12, 8)), ("-U", (2, 11, 5)), ("+U", (2, 10, 6)), ("+I", (6, 10, 3))],
+        [("+I", (12, "fruit"))],
+    ),
+    (
+        [("-D", (1, 10, 3)), ("-D", (3, None, 1)), ("+I", (7, 11, 2))],
+        [("-U", (11, "veg")), ("+U", (11, "nuts")), ("-D", (12, "fruit"))],
+    ),
+    ([("-D", (7, 11, 2)), ("+I", (8, 13, 4)), ("-D", (6, 10, 3))], [("+I", (13, "veg"))]),
+]
+
+
+def check_changelog(rows: Sequence[Row], key_width: int, filtered: bool = False) -> Counter:
+    """The changelog applied, once every change is one Flink could emit: a -U/-D retracts a
+    row that is there; per group key (the first ``key_width`` columns) +I starts it, -U is
+    followed by +U, at most one row is there at a time (``filtered``: a filter above the
+    aggregate drops some of a key's changes, so only the first rule holds)."""
+    there: Counter = Counter()
+    state: dict[tuple, str] = {}  # per key: "none" | "row" | "retracted" (after a -U)
+    for i, r in enumerate(rows):
+        row, key, kind = tuple(r), tuple(r)[:key_width], r.kind
+        if kind in (RowKind.UPDATE_BEFORE, RowKind.DELETE):
+            assert there[row] > 0, f"change {i} {r} retracts a row that is not there"
+            there[row] -= 1
+        else:
+            there[row] += 1
+        if filtered:
+            continue
+        was = state.get(key, "none")
+        expected = {
+            RowKind.INSERT: "none",
+            RowKind.UPDATE_BEFORE: "row",
+            RowKind.UPDATE_AFTER: "retracted",
+            RowKind.DELETE: "row",
+        }[kind]
+        assert was == expected, f"change {i} {r}: key {key} was {was}\n{rows}"
+        state[key] = {RowKind.UPDATE_BEFORE: "retracted", RowKind.DELETE: "none"}.get(kind, "row")
+    assert all(s != "retracted" for s in state.values()), "a -U without its +U"
+    return +there
+
+
+def materialized(result: Any) -> Counter:
+    """The result table now, NULLs as None (pandas gives NaN)."""
+    frame = result.materialize()
+    return Counter(
+        tuple(None if isinstance(v, float) and math.isnan(v) else v for v in row)
+        for row in frame.itertuples(index=False, name=None)
+    )
+
+
+def group(rows: Sequence[tuple], key: Callable[[tuple], Any]) -> dict[Any, list[tuple]]:
+    groups: dict[Any, list[tuple]] = defaultdict(list)
+    for r in rows:
+        groups[key(r)].append(r)
+    return groups
+
+
+def avg_int(values: list[int]) -> int | None:
+    """Flink's AVG of an INT column: the sum divided by the count, truncated toward zero."""
+    if not values:
+        return None
+    total = sum(values)
+    return abs(total) // len(values) * (1 if total >= 0 else -1)
+
+
+def run_script(result: Any, tables: Sequence[ChangelogTable], script: Sequence, want: Any) -> None:
+    """Each step's changes appended, then the result compared with ``want()``."""
+    for step, changes in enumerate(script):
+        for table, change in zip(tables, changes, strict=True):
+            table.append(change)
+        result.process_all_available()
+        got = materialized(result)
+        assert got == Counter(want()), f"after step {step}\n" + "\n".join(
+            map(repr, result.collect())
+        )
+
+
+def test_group_aggregate_over_a_changelog_table(senv: TableEnvironment, shared_dir: Path) -> None:
+    """Every function and the DISTINCT forms, per product, over an orders changelog: the
+    changelog is Flink's (+I first, -U/+U on change, -D when a product's last order goes)."""
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
+    query = (
+        senv.from_path("Orders")
+        .group_by(col("product_id"))
+        .select(
+            col("product_id"),
+            col("amount").sum.alias("total"),
+            lit(1).count.alias("n"),
+            col("amount").count.alias("amounts"),
+            col("amount").avg.alias("mean"),
+            col("amount").min.alias("lo"),
+            col("amount").max.alias("hi"),
+            col("amount").count.distinct.alias("distinct_amounts"),
+            col("amount").sum.distinct.alias("distinct_total"),
+        )
+    )
+    assert [str(f.type) for f in query.row_type][1:3] == ["INT", "BIGINT NOT NULL"]
+    plan = query.explain()
+    assert "GroupAggregate(groupBy=[product_id]" in plan and "tier=[jvm]" in plan
+
+    def want() -> list[tuple]:
+        out = []
+        for product, rows in group(orders.current(), lambda r: r[1]).items():
+            amounts = [r[2] for r in rows if r[2] is not None]
+            distinct = sorted(set(amounts))
+            out.append(
+                (product, sum(amounts) if amounts else None, len(rows), len(amounts),
+                 avg_int(amounts), min(amounts, default=None), max(amounts, default=None),
+                 len(distinct), sum(distinct) if distinct else None)
+            )  # fmt: skip
+        return out
+
+    result = query.execute()
+    try:
+        run_script(result, [orders], [[o] for o, _ in SCRIPT], want)
+        changelog = result.collect()
+        assert check_changelog(changelog, 1) == materialized(result)
+        kinds = {r.kind for r in changelog}
+        assert kinds == {
+            RowKind.INSERT,
+            RowKind.UPDATE_BEFORE,
+            RowKind.UPDATE_AFTER,
+            RowKind.DELETE,
+        }
+    finally:
+        result.cancel()
+
+
+def test_join_then_aggregate_then_join(senv: TableEnvironment, shared_dir: Path) -> None:
+    """Revenue per category over orders LEFT JOIN products (both changing: the outer join's
+    null-padded rows come and go), HAVING on the aggregate, then joined with a category
+    table: the aggregate's output is an upsert stream keyed by the category."""
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
+    products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, ("id",))
+    labels = ChangelogTable(senv, shared_dir, "Labels", [("c", "STRING"), ("label", "STRING")])
+    labels.append([("+I", ("fruit", "F")), ("+I", ("veg", "V")), ("+I", (None, "none"))])
+    revenue = (
+        senv.from_path("Orders")
+        .left_outer_join(senv.from_path("Product"), col("product_id") == col("id"))
+        .group_by(col("category"))
+        .select(
+            col("category"),
+            col("amount").sum.alias("total"),
+            col("order_id").count.alias("orders"),
+        )
+    )
+    query: Table = revenue.where(col("orders") > 1).join(
+        senv.from_path("Labels"), col("category") == col("c")
+    )
+    plan = query.explain()
+    assert "leftInputSpec=[JoinKeyContainsUniqueKey]" in plan
+    assert "GroupAggregate(groupBy=[category], select=[category, SUM(amount)" in plan
+
+    def revenue_now() -> list[tuple]:
+        joined = nested_loop_join(
+            orders.current(), products.current(), "left", lambda o, p: eq(o[1], p[0]), (3, 2)
+        )
+        out = []
+        for category, rows in group(joined, lambda r: r[4]).items():
+            amounts = [r[2] for r in rows if r[2] is not None]
+            out.append((category, sum(amounts) if amounts else None, len(rows)))
+        return out
+
+    def want() -> list[tuple]:
+        return [
+            (*r, c, label)
+            for r in revenue_now()
+            if r[2] > 1
+            for c, label in labels.current()
+            if eq(r[0], c)
+        ]
+
+    both, only = revenue.execute(), query.execute()
+    try:
+        for step, (o, p) in enumerate(SCRIPT):
+            orders.append(o)
+            products.append(p)
+            both.process_all_available()
+            only.process_all_available()
+            assert materialized(both) == Counter(revenue_now()), f"revenue after step {step}"
+            assert materialized(only) == Counter(want()), f"joined after step {step}"
+        assert check_changelog(both.collect(), 1) == materialized(both)
+        check_changelog(only.collect(), 1, filtered=True)
+    finally:
+        both.cancel()
+        only.cancel()
+
+
+def test_global_distinct_and_aggregate_of_an_aggregate(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """Over an insert-only table: a global aggregate (no row until the first input row, as
+    Flink's), distinct() (+I per new row, nothing for a repeat), and an aggregate of an
+    aggregate (how many products have n orders: its input retracts as counts move)."""
+    events = ChangelogTable(senv, shared_dir, "Events", ORDER_COLUMNS, op_column=None)
+    table = senv.from_path("Events")
+    total = table.select(col("amount").sum.alias("s"), lit(1).count.alias("n"))
+    distinct = table.select(col("product_id")).distinct()
+    per_product = table.group_by(col("product_id")).select(
+        col("product_id"), lit(1).count.alias("n")
+    )
+    histogram = per_product.group_by(col("n")).select(col("n"), lit(1).count.alias("products"))
+    results = [q.execute() for q in (total, distinct, histogram)]
+    batches = [
+        [("+I", (1, 10, 3)), ("+I", (2, 11, None))],
+        [("+I", (3, 10, 4)), ("+I", (4, 12, 1)), ("+I", (5, 10, 2))],
+        [("+I", (6, 11, 7))],
+    ]
+    try:
+        for r in results:
+            r.process_all_available()
+        assert results[0].collect() == []  # no input row yet: no global result
+        for batch in batches:
+            events.append(batch)
+            for r in results:
+                r.process_all_available()
+            rows = events.current()
+            amounts = [r[2] for r in rows if r[2] is not None]
+            assert materialized(results[0]) == Counter([(sum(amounts), len(rows))])
+            assert materialized(results[1]) == Counter({(r[1],) for r in rows})
+            counts = Counter(r[1] for r in rows)
+            assert materialized(results[2]) == Counter(Counter(counts.values()).items())
+        check_changelog(results[0].collect(), 0)
+        assert {r.kind for r in results[1].collect()} == {RowKind.INSERT}
+        histogram_log = results[2].collect()
+        assert check_changelog(histogram_log, 1) == materialized(results[2])
+        assert RowKind.DELETE in {r.kind for r in histogram_log}  # n=1 emptied as counts grow
+    finally:
+        for r in results:
+            r.cancel()
