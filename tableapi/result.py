@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
+from pyspark.errors import PySparkException
+
 from server_ext.joins.temporal_spec import LATE_ROWS_METRIC
 from server_ext.lookup.metrics import combine
+from tableapi.errors import ValidationError
 from tableapi.types import RowType
 
 
@@ -303,6 +306,7 @@ class StreamingTableResult(TableResult):
         self._output = output
         self._has_kind = has_kind
         self._on_cancel = on_cancel
+        self._cancelled = False
 
     @property
     def finished(self) -> bool:
@@ -324,7 +328,16 @@ class StreamingTableResult(TableResult):
             return []
         names = self.row_type.names
         with self._guard("collecting the changelog"):
-            rows = self._output().collect()
+            try:
+                rows = self._output().collect()
+            except PySparkException:
+                if self._cancelled:  # cancel() let the rows go on the server
+                    raise ValidationError(
+                        "The query was cancelled: cancel() frees its result on the server "
+                        "(as a cancelled Flink job's result can no longer be collected). "
+                        "Collect, print or materialize the result before cancel()."
+                    ) from None
+                raise
         if not self._has_kind:
             return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
         return [Row.of(RowKind(r[-1]), names, tuple(r)[:-1]) for r in rows]
@@ -352,9 +365,12 @@ class StreamingTableResult(TableResult):
                 self.query.awaitTermination(timeout_s)
 
     def cancel(self) -> None:
-        """Stop the query (its checkpoint, if configured, lets a new one resume)."""
+        """Stop the query (its checkpoint, if configured, lets a new one resume) and free
+        what it holds on the server: its state, and its result rows kept in the server's
+        memory (a result written to files, with ``execution.checkpointing.dir``, stays)."""
         with self._guard("stopping the query"):
             self.query.stop()
+        self._cancelled = True
         if self._on_cancel is not None:
             cleanup, self._on_cancel = self._on_cancel, None
             cleanup()

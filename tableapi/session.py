@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
+from server_ext.launcher import DRIVER_MEMORY, HEAP_LINE, MEMORY_ENV
 from tableapi.errors import FileTable, ServerError, lookup_failure, malformed_input, path_not_found
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ class EmbeddedServer:
         self.warehouse = warehouse
         self.url = f"sc://localhost:{port}" + (f"/;token={token}" if token else "")
         self._log: deque[str] = deque(maxlen=200)
+        self._last_error: str | None = None  # the log's last error line (OOM lines win)
+        self._heap: str | None = None  # the driver heap, as the launcher says it
+        self._out_of_memory_at = -1e9  # when the log last said OutOfMemoryError (monotonic)
 
     @classmethod
     def start(
@@ -95,7 +99,7 @@ class EmbeddedServer:
             start_new_session=True,
         )
         server = cls(process, port, conf["spark.sql.warehouse.dir"], token)
-        _embedded_endpoints.add(("localhost", port))
+        _embedded_endpoints[("localhost", port)] = server
         ready = threading.Event()
         threading.Thread(target=server._pump, args=(ready,), daemon=True).start()
         atexit.register(server.stop)
@@ -114,9 +118,57 @@ class EmbeddedServer:
     def _pump(self, ready: threading.Event) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            self._log.append(line.rstrip())
+            line = line.rstrip()
+            self._log.append(line)
             if _READY_LINE in line:
                 ready.set()
+            elif line.startswith(HEAP_LINE):
+                self._heap = line[len(HEAP_LINE) :].split(" ", 1)[0]
+            elif _OUT_OF_MEMORY in line:
+                self._last_error = line.strip()
+                self._out_of_memory_at = time.monotonic()
+            elif _ERROR_LINE.search(line) and _OUT_OF_MEMORY not in (self._last_error or ""):
+                self._last_error = line.strip()
+
+    def exited(self, wait_s: float = 5.0) -> bool:
+        """Has the server's process exited? A server whose log said OutOfMemoryError in the
+        last minute is given ``wait_s`` to exit (its JVM is going down: the query's error may
+        come back before the port closes).
+
+        Example::
+
+            server.exited()  # False while it runs
+        """
+        if time.monotonic() - self._out_of_memory_at < 60:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=wait_s)
+        return self.process.poll() is not None
+
+    def last_words(self, wait_s: float = 3.0) -> str:
+        """Why the server went away, for the client's error: its log's last error line and,
+        after an OutOfMemoryError, the heap setting to raise. Waits up to ``wait_s`` for a
+        dying server to exit, so that its last lines are read.
+
+        Example::
+
+            server.last_words()  # "Its log's last error: java.lang.OutOfMemoryError: ..."
+        """
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=wait_s)
+        time.sleep(0.2)  # the pump thread reads the last lines
+        if self._last_error is None:
+            return ""
+        line = _LOG_PREFIX.sub("", self._last_error)[:500]
+        words = f" Its log's last error: {line}"
+        if _OUT_OF_MEMORY in self._last_error:
+            more = _larger(self._heap)
+            words += (
+                f" The server's JVM ran out of heap ({DRIVER_MEMORY} = {self._heap or '?'}): a "
+                "streaming query's state and a result collected on the server live there. "
+                f"Start it with a larger one: {MEMORY_ENV}={more} (python -m server_ext serve: "
+                f"--conf {DRIVER_MEMORY}={more})."
+            )
+        return words
 
     def stop(self) -> None:
         """Stop the server (SIGTERM to the process we started, SIGKILL if it lingers)."""
@@ -130,8 +182,27 @@ class EmbeddedServer:
         shutil.rmtree(self.warehouse, ignore_errors=True)
 
 
-#: Where the servers this process started listen (host, port): they read this machine's files.
-_embedded_endpoints: set[tuple[str, int]] = set()
+#: The servers this process started, by where they listen (host, port): they read this
+#: machine's files, and their logs say why one went away.
+_embedded_endpoints: dict[tuple[str, int], EmbeddedServer] = {}
+#: A line of the server's log that reports an error (log4j's level, or a Java throwable).
+_ERROR_LINE = re.compile(r"\bERROR\b|^\S*(Exception|Error)\b|^Caused by: ")
+_OUT_OF_MEMORY = "java.lang.OutOfMemoryError"
+_LOG_PREFIX = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ")  # log4j's date and time
+
+
+def _larger(heap: str | None) -> str:
+    """Twice the heap ``heap`` (Spark's size syntax), to suggest; 8g when unknown.
+
+    >>> _larger("512m"), _larger("6026m"), _larger("4g"), _larger(None)
+    ('1g', '12g', '8g', '8g')
+    """
+    found = re.fullmatch(r"(\d+)([kmgt]?)", (heap or "").lower())
+    if found is None:
+        return "8g"
+    scale = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "": 1}[found.group(2)]
+    gib = -(-2 * int(found.group(1)) * scale // 2**30)  # rounded up
+    return f"{gib}g"
 
 
 def reads_local_files(spark: SparkSession) -> bool:
@@ -308,13 +379,18 @@ def server_call(
             raise no_path from None
         if (database := lookup_failure(e)) is not None:
             raise database from None
-        if isinstance(e, ServerError) or not server_gone(e, _endpoint_of(url)):
+        if isinstance(e, ServerError):
+            raise
+        endpoint = _endpoint_of(url)
+        embedded = _embedded_endpoints.get(endpoint) if endpoint else None
+        if not server_gone(e, endpoint) and not (embedded is not None and embedded.exited()):
             raise
         detail = re.search(r'details = "([^"]+)"', str(e))
         reason = detail.group(1) if detail else type(e).__name__
+        why = embedded.last_words() if embedded is not None else ""
         raise ServerError(
-            f"The Spark Connect server at {redacted(url)} is gone ({reason}) while {doing}. "
-            f"{advice}"
+            f"The Spark Connect server at {redacted(url)} is gone ({reason}) while {doing}."
+            f"{why} {advice}"
         ) from None
 
 

@@ -35,6 +35,7 @@ from tableapi.config import CHECKPOINT_DIR, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
 from tableapi.execution import BlackholeSink, FileSink, PrintSink, Server, Sink
 from tableapi.execution.printing import Printer, PrintingTableResult
+from tableapi.execution.release import release
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
     ChangelogMode,
@@ -100,8 +101,9 @@ class StreamingExecutor:
             with guard("running the query"):
                 query, cleanup = self._start(compiled, writer)
         has_kind = compiled.mode is ChangelogMode.ALL
+        on_cancel = self._on_cancel(query, cleanup)
         return StreamingTableResult(
-            query, output, row_type, has_kind, cleanup, guard, compiled.lookups
+            query, output, row_type, has_kind, on_cancel, guard, compiled.lookups
         )
 
     def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> StreamingTableResult:
@@ -135,7 +137,8 @@ class StreamingExecutor:
             )
             with guard(f"inserting into {sink.name}"):
                 query, cleanup = self._start(compiled, writer)
-        return StreamingTableResult(query, None, sink.row_type, False, cleanup, guard)
+        on_cancel = self._on_cancel(query, cleanup)
+        return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
 
     def _insert_into_connector(
         self, plan: PlanNode, sink: PrintSink | BlackholeSink
@@ -155,7 +158,8 @@ class StreamingExecutor:
                     writer = writer.option("checkpointLocation", location)
                 with guard(f"inserting into {sink.name}"):
                     query, cleanup = self._start(compiled, writer)
-                return StreamingTableResult(query, None, sink.row_type, False, cleanup, guard)
+                on_cancel = self._on_cancel(query, cleanup)
+                return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
             writer, read_from = self._print_sink(compiled)
             printer = Printer(read_from, sink.row_type, sink.prefix, sink.standard_error)
             with guard(f"inserting into {sink.name}"):
@@ -269,14 +273,28 @@ class StreamingExecutor:
                     query.processAllAvailable()
             if compiled.bounded:
                 query.stop()
+                release(spark, query.runId, None)  # its state; its rows are the result
         except BaseException:
             if query is not None:
                 query.stop()
+                release(spark, query.runId, query.name)
             raise
         if end and compiled.bounded:
             end.drop(spark)
             return query, None
         return query, (lambda: end.drop(spark)) if end else None
+
+    def _on_cancel(self, query: Any, cleanup: Callable[[], None] | None) -> Callable[[], None]:
+        """What ``cancel()`` does once the query has stopped: its memory on the server goes
+        (its memory sink's rows and its state, see ``release.py``), then ``cleanup``."""
+        spark = self._spark()
+
+        def cancelled() -> None:
+            release(spark, query.runId, query.name)
+            if cleanup is not None:
+                cleanup()
+
+        return cancelled
 
     def _configure_for(self, compiled: CompiledStream) -> None:
         """Session settings the next streaming query needs (they apply at its start)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,42 @@ def test_global_distinct_and_aggregate_of_an_aggregate(
     finally:
         for r in results:
             r.cancel()
+
+
+def test_batch_mode_gives_the_same_types_and_values(
+    env: TableEnvironment, senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """Batch mode (Spark's aggregate) and streaming mode (the operator, a bounded table run to
+    its end) agree, with Flink's types: AVG of an INT is an INT truncated toward zero (-3 / 2
+    is -1), SUM keeps INT, the DISTINCT forms count each value once, AVG of a DECIMAL(10, 2)
+    is a DECIMAL(38, 6)."""
+    columns = [*ORDER_COLUMNS, ("price", "DECIMAL(10, 2)")]
+    rows = [(1, 10, -1, "1.25"), (2, 10, -2, "2.50"), (3, 10, -2, None), (4, 11, None, "0.10")]
+    for e in (env, senv):
+        table = ChangelogTable(e, shared_dir, "T", columns, op_column=None, bounded=True)
+        if e is env:
+            table.append([("+I", r) for r in rows])
+    queries = [
+        e.from_path("T")
+        .group_by(col("product_id"))
+        .select(
+            col("product_id"),
+            col("amount").avg.alias("mean"),
+            col("amount").sum.alias("total"),
+            col("amount").count.distinct.alias("d"),
+            col("amount").sum.distinct.alias("ds"),
+            col("price").avg.alias("p"),
+        )
+        for e in (env, senv)
+    ]
+    for q in queries:
+        assert [str(f.type) for f in q.row_type][1:] == [
+            "INT", "INT", "BIGINT NOT NULL", "INT", "DECIMAL(38, 6)"
+        ]  # fmt: skip
+    results = [q.execute() for q in queries]
+    results[1].process_all_available()
+    batch, streaming = (materialized(r) for r in results)
+
+    want = Counter([(10, -1, -5, 2, -3, Decimal("1.875000")), (11, None, None, 0, None,
+                                                                 Decimal("0.100000"))])  # fmt: skip
+    assert batch == streaming == want
