@@ -260,12 +260,17 @@ def changelog_join(env: TableEnvironment, root: Path) -> None:
             .option("source.monitor-interval", "200 ms")  # unbounded: watch for new files
             .build(),
         )
-    result = (
-        env.from_path("Orders")
-        .left_outer_join(env.from_path("Product"), col("product_id") == col("id"))
-        .execute()
+    joined = env.from_path("Orders").left_outer_join(
+        env.from_path("Product"), col("product_id") == col("id")
     )
+    result = joined.execute()
     assert isinstance(result, StreamingTableResult)  # a streaming environment's result
+    # The join's changelog aggregated: a group per product name (NULL: orders without one).
+    per_name = joined.group_by(col("name")).select(
+        col("name"), lit(1).count.alias("orders"), col("amount").sum.alias("amount")
+    )
+    aggregated = per_name.execute()
+    assert isinstance(aggregated, StreamingTableResult)
     try:
         seen = 0
         for i, (title, table, rows) in enumerate(CHANGELOG_STEPS, 1):
@@ -281,8 +286,15 @@ def changelog_join(env: TableEnvironment, root: Path) -> None:
             seen = len(changes)
         print("-- the result now (the changelog applied):")
         print(result.materialize().to_string(index=False))
+        aggregated.process_all_available()
+        print("-- the join aggregated per product name (COUNT(*), SUM(amount)); its changelog:")
+        for change in aggregated.collect():
+            print(f"   {change!r}")
+        print("-- the aggregate now:")
+        print(aggregated.materialize().to_string(index=False))
     finally:
         result.cancel()
+        aggregated.cancel()
 
 
 def event_time_temporal_join(env: TableEnvironment, root: Path) -> None:

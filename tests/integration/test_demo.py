@@ -47,6 +47,7 @@ def test_demo_streaming_part_prints_the_joins_changelogs(
     assert sorted(parts) == ["4", "5", "6"], parts
 
     check_changelog_join(parts["4"])
+    check_aggregated_join(parts["4"])
 
     # 5. Event time: each order with the rate of the latest version at or before its time.
     want = []
@@ -113,3 +114,40 @@ def check_changelog_join(lines: list[str]) -> None:
         assert +result == Counter(show(w) for w in want), _title
     # Step 2 retracts order 1's padded row: the changelog really has retractions.
     assert ("-D", show((1, 10, 3, None, None, None))) in changes(steps[1])
+
+
+def check_aggregated_join(lines: list[str]) -> None:
+    """Part 4's join aggregated per product name: its changelog, applied, gives COUNT(*) and
+    SUM(amount) per name of the final join; a -U/-D retracts a row that is there; a name's
+    count changing shows as -U/+U (Flink's GroupAggregate)."""
+    start = lines.index(
+        "-- the join aggregated per product name (COUNT(*), SUM(amount)); its changelog:"
+    )
+    printed = lines[start + 1 : lines.index("-- the aggregate now:")]
+    result: Counter[str] = Counter()
+    for kind, row in changes(printed):
+        if kind in ("+I", "+U"):
+            result[row] += 1
+        else:
+            assert result[row] > 0, f"{kind}[{row}] retracts a row the aggregate does not hold"
+            result[row] -= 1
+    orders: dict[int, tuple] = {}
+    products: dict[int, tuple] = {}
+    for _title, table, rows in demo.CHANGELOG_STEPS:
+        target = orders if table == "Orders" else products
+        for r in rows:
+            values = tuple(v for k, v in r.items() if k != "op")
+            if r["op"] in ("+I", "+U"):
+                target[values[0]] = values
+            else:
+                del target[values[0]]
+    joined = nested_loop_join(
+        list(orders.values()), list(products.values()), "left", lambda o, p: eq(o[1], p[0]),
+        widths=(3, 3),
+    )  # fmt: skip
+    per_name: dict = {}
+    for row in joined:
+        n, total = per_name.get(row[4], (0, 0))
+        per_name[row[4]] = (n + 1, total + row[2])
+    assert +result == Counter(show((name, n, total)) for name, (n, total) in per_name.items())
+    assert {"-U", "+U", "-D"} <= {kind for kind, _ in changes(printed)}
