@@ -70,14 +70,17 @@ def server_url(args: Any) -> str:
     return EmbeddedServer.start(master="local[2]", conf=conf).url
 
 
-def csv_copy(spark: Any, parquet: Path, out: Path) -> Path:
+def csv_copy(spark: Any, parquet: Path, out: Path, keep: Any = None) -> Path:
     """A CSV copy (no header) of a Parquet directory, which both systems read in the Flink
-    comparison; timestamps as ``yyyy-MM-dd HH:mm:ss.SSS`` (Flink's and Spark's CSV readers
-    both parse that as a TIMESTAMP(3))."""
+    comparison (only the rows ``keep``, a Spark Column, selects); timestamps as
+    ``yyyy-MM-dd HH:mm:ss.SSS`` (Flink's and Spark's CSV readers both parse that as a
+    TIMESTAMP(3))."""
     from pyspark.sql.connect import functions as F
     from pyspark.sql.types import TimestampType
 
     df = spark.read.parquet(str(parquet))
+    if keep is not None:
+        df = df.where(keep)
     cols = [
         F.date_format(F.col(f.name), "yyyy-MM-dd HH:mm:ss.SSS").alias(f.name)
         if isinstance(f.dataType, TimestampType)

@@ -160,6 +160,16 @@ class Printer:
     change order, each as ``(kind, values)``; ``write`` prints one line. A background thread
     reads whenever the query reports a new micro-batch; :meth:`finish` stops it and prints
     what is left (call it once the query has stopped).
+
+    >>> from tableapi.types import BIGINT, RowType
+    >>> changes = [(RowKind.INSERT, (1,)), (RowKind.UPDATE_BEFORE, (1,))]
+    >>> printer = Printer(lambda n: changes[n:], RowType.of(("id", BIGINT)), "ids> ", False)
+    >>> printer.drain()
+    ids> +I[1]
+    ids> -U[1]
+    >>> changes.append((RowKind.UPDATE_AFTER, (2,)))
+    >>> printer.drain()  # only what is new
+    ids> +U[2]
     """
 
     def __init__(
@@ -179,7 +189,18 @@ class Printer:
         self._thread: threading.Thread | None = None
 
     def start(self, query: Any) -> None:
-        """Follow ``query`` (a started streaming query) until it stops or :meth:`finish`."""
+        """Follow ``query`` (a started streaming query) until it stops or :meth:`finish`.
+
+        >>> from tableapi.types import BIGINT, RowType
+        >>> class Stopped:  # a query that has ended
+        ...     lastProgress, isActive = None, False
+        >>> printer = Printer(lambda n: [(RowKind.INSERT, (7,))][n:],
+        ...                   RowType.of(("id", BIGINT)), "", False)
+        >>> printer.start(Stopped())
+        >>> printer.finish()
+        +I[7]
+        >>> printer.finish()  # once
+        """
         self._thread = threading.Thread(
             target=self._follow, args=(query,), name="tableapi-print-sink", daemon=True
         )
@@ -202,7 +223,7 @@ class Printer:
             return
 
     def drain(self) -> None:
-        """Print the changes committed since the last call."""
+        """Print the changes committed since the last call (see the class's example)."""
         with self._lock:
             changes = self._read_from(self._printed)
             out = sys.stderr if self._standard_error else sys.stdout
@@ -212,7 +233,10 @@ class Printer:
             self._printed += len(changes)
 
     def finish(self) -> None:
-        """Stop following and print the rest (idempotent)."""
+        """Stop following and print the rest, once: later calls do nothing (the query's
+        rows may be gone from the server by then). See :meth:`start`'s example."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
@@ -222,13 +246,26 @@ class Printer:
 class PrintingTableResult(StreamingTableResult):
     """A streaming insert into a ``print`` table: waiting for it, or cancelling it, prints
     the changes the query has committed so far (the printer prints the others as they
-    come)."""
+    come).
+
+    >>> result = senv.from_path("Products").execute_insert("Printed")  # doctest: +SERVER
+    items> +I[1, pen, 2.5]
+    items> +I[2, ink, 7.0]
+    >>> result.finished  # doctest: +SERVER
+    True
+    """
 
     def __init__(self, printer: Printer, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._printer = printer
 
     def wait(self, timeout_s: float | None = None) -> None:
+        """Block until the query stops (or ``timeout_s`` passes), printing its changes.
+
+        >>> senv.from_path("Products").execute_insert("Printed").wait()  # doctest: +SERVER
+        items> +I[1, pen, 2.5]
+        items> +I[2, ink, 7.0]
+        """
         super().wait(timeout_s)
         if self.finished:
             self._printer.finish()
@@ -236,8 +273,17 @@ class PrintingTableResult(StreamingTableResult):
             self._printer.drain()
 
     def cancel(self) -> None:
+        """Stop the query and print what it committed before it stopped.
+
+        >>> result = senv.from_path("Products").execute_insert("Printed")  # doctest: +SERVER
+        items> +I[1, pen, 2.5]
+        items> +I[2, ink, 7.0]
+        >>> result.cancel()  # doctest: +SERVER
+        """
+        with self._guard("stopping the query"):
+            self.query.stop()
+        self._printer.finish()  # before cancel() lets the query's rows go on the server
         super().cancel()
-        self._printer.finish()
 
 
 __all__ = ["Printer", "PrintingTableResult", "flink_string", "print_line"]

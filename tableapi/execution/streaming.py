@@ -166,7 +166,9 @@ class StreamingExecutor:
                 query, cleanup = self._start(compiled, writer, started=printer.start)
                 if compiled.bounded:  # the query has ended: print what is left now
                     printer.finish()
-        return PrintingTableResult(printer, query, None, sink.row_type, False, cleanup, guard)
+                    release(self._spark(), None, query.name)  # and let its rows go
+        on_cancel = self._on_cancel(query, cleanup)  # after the printer has finished
+        return PrintingTableResult(printer, query, None, sink.row_type, False, on_cancel, guard)
 
     def _print_sink(
         self, compiled: CompiledStream

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import tableapi.environment
+import tableapi.execution.printing
 import tableapi.result
 import tableapi.table
 from tests.doc_catalog import doc_catalog, doc_namespace
@@ -30,7 +31,9 @@ ROWS = {
 
 
 @pytest.mark.parametrize(
-    "module", [tableapi.table, tableapi.environment, tableapi.result], ids=lambda m: m.__name__
+    "module",
+    [tableapi.table, tableapi.environment, tableapi.result, tableapi.execution.printing],
+    ids=lambda m: m.__name__,
 )
 def test_docstring_examples_run_on_a_server(module, server_url: str, shared_dir: Path) -> None:
     for name, rows in ROWS.items():
