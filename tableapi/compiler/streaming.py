@@ -76,6 +76,7 @@ from tableapi.plan.changelog import (
     OperatorTier,
     StateBackend,
     StreamingOptions,
+    aggregate_ttl_ms,
     all_bounded,
     changelog_mode,
     is_bounded,
@@ -319,7 +320,7 @@ class StreamingCompiler(Compiler):
 
     def _aggregate(
         self,
-        node: PlanNode,
+        node: Aggregate | Distinct,
         group_keys: tuple[str, ...],
         aggs: tuple[tuple[str, Expression], ...],
     ) -> DataFrame:
@@ -340,7 +341,7 @@ class StreamingCompiler(Compiler):
             group_keys,
             aggs,
             self.update_before.get(id(node), True),
-            self.options.default_ttl_ms,
+            aggregate_ttl_ms(node, self.options.default_ttl_ms),
         )
         row = child.row_type
         types = [t for _, _, t in columns[: len(group_keys)]]

@@ -281,6 +281,25 @@ def state_ttl_ms(join: Join, side: str, default_ms: int | None) -> int | None:
     return default_ms
 
 
+def aggregate_ttl_ms(node: Aggregate | Distinct, default_ms: int | None) -> int | None:
+    """State retention of an aggregation's accumulators: a STATE_TTL hint that names the
+    table it reads, else ``table.exec.state.ttl``.
+
+    >>> from tableapi.plan import FileSource, Hint, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> scan = Scan("T", FileSource("/t", "json"), RowType.of(("k", BIGINT)))
+    >>> hint = Hint("STATE_TTL", ("T",), (("T", "1 h"),))
+    >>> aggregate_ttl_ms(Distinct(scan, (hint,)), None), aggregate_ttl_ms(Distinct(scan), 5)
+    (3600000, 5)
+    """
+    for hint in node.hints:
+        if hint.name == "STATE_TTL":
+            options = dict(hint.options)
+            ttl = parse_duration_ms(options[hint.tables[0]], f"STATE_TTL of {hint.tables[0]}")
+            return ttl or None  # Flink: 0 means no TTL
+    return default_ms
+
+
 def join_strategy(join: Join, options: StreamingOptions) -> JoinStrategy:
     """Interval joins: ``interval`` (Spark's join) for inner ones, ``interval-operator``
     (server_ext) for outer ones. Regular joins: ``native`` when Spark's own stream-stream

@@ -17,6 +17,7 @@ from tableapi.plan.changelog import (
     JoinStrategy,
     StateBackend,
     StreamingOptions,
+    aggregate_ttl_ms,
     changelog_mode,
     input_spec,
     join_strategy,
@@ -284,8 +285,9 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
     if isinstance(node, Aggregate | Distinct):
         extra.append("operator=[server_ext group aggregate]")
         runs_on()
-        if options.default_ttl_ms is not None:
-            extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
+        ttl = aggregate_ttl_ms(node, options.default_ttl_ms)
+        if ttl is not None:
+            extra.append(f"stateTtl=[{ttl} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 

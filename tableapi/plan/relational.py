@@ -99,6 +99,8 @@ class Aggregate(UnaryNode):
 
     group_keys: tuple[str, ...]
     aggs: tuple[tuple[str, Expression], ...]
+    # STATE_TTL hints that name the table the aggregation reads (streaming: its state TTL)
+    hints: tuple[Hint, ...] = ()
 
     def derive_row_type(self) -> RowType:
         row = self.input.row_type
@@ -117,6 +119,8 @@ class Aggregate(UnaryNode):
 @attrs.frozen(eq=False)
 class Distinct(UnaryNode):
     """Removes duplicate rows."""
+
+    hints: tuple[Hint, ...] = ()  # as Aggregate's
 
     @property
     def unique_keys(self) -> tuple[tuple[str, ...], ...]:

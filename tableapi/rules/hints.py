@@ -1,10 +1,22 @@
-"""Join hints: ``with_hint`` on a query attaches to the joins that read the named tables."""
+"""Join hints: ``with_hint`` on a query attaches to the joins that read the named tables (and a
+STATE_TTL hint to the aggregations that read them)."""
 
 from __future__ import annotations
 
 import attrs
 
-from tableapi.plan import Filter, Hint, Join, LookupJoin, PlanNode, Project, QueryHints, Scan
+from tableapi.plan import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Hint,
+    Join,
+    LookupJoin,
+    PlanNode,
+    Project,
+    QueryHints,
+    Scan,
+)
 from tableapi.plan.lookup import LOOKUP_JOIN_HINTS
 
 
@@ -30,6 +42,12 @@ def propagate_hints(plan: PlanNode) -> tuple[PlanNode, list[str]]:
                 used.update((h, n.table_name) for h in found)
                 hinted = tuple(Hint(h.name, (n.table_name,), h.options) for h in found)
                 return attrs.evolve(n, hints=n.hints + hinted) if hinted else None
+            if isinstance(n, Aggregate | Distinct):  # STATE_TTL names the table it reads
+                table = direct_table(n.input)
+                found = [h for h in hints if h.name == "STATE_TTL" and table in h.tables]
+                used.update((h, str(table)) for h in found)
+                hinted = tuple(Hint(h.name, (str(table),), h.options) for h in found)
+                return attrs.evolve(n, hints=n.hints + hinted) if hinted else None
             if not isinstance(n, Join):
                 return None
             added = []
@@ -53,7 +71,8 @@ def propagate_hints(plan: PlanNode) -> tuple[PlanNode, list[str]]:
         for h in node.hints:
             for t in h.tables:
                 if (h, t) not in used:
-                    notes.append(f"hint {h.name}({t}) applies to no join of this query: ignored")
+                    what = "join or aggregation" if h.name == "STATE_TTL" else "join"
+                    notes.append(f"hint {h.name}({t}) applies to no {what} of this query: ignored")
         return result
 
     return plan.transform_up(rewrite_query_hints), notes

@@ -302,3 +302,37 @@ def test_batch_mode_gives_the_same_types_and_values(
     want = Counter([(10, -1, -5, 2, -3, Decimal("1.875000")), (11, None, None, 0, None,
                                                                  Decimal("0.100000"))])  # fmt: skip
     assert batch == streaming == want
+
+
+def test_state_ttl_forgets_a_key_as_flink_does(senv: TableEnvironment, shared_dir: Path) -> None:
+    """STATE_TTL on the table an aggregation reads: within the TTL an unchanged result is
+    emitted again (-U/+U, as Flink does with state TTL), and a key not written for longer is
+    forgotten: its next row starts it afresh (+I), the old result is not retracted. (Times
+    are micro-batch start times: a first batch, which starts the query, comes first.)"""
+    import time
+
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
+    query = (
+        senv.from_path("Orders")
+        .group_by(col("product_id"))
+        .select(col("product_id"), col("amount").sum.alias("total"))
+        .with_hint("STATE_TTL", Orders="6 s")
+    )
+    assert "stateTtl=[6000 ms]" in query.explain()
+    result = query.execute()
+    try:
+        for changes in ([("+I", (0, 99, 1))], [("+I", (1, 10, 5))], [("+I", (2, 10, 0))]):
+            orders.append(changes)  # the sum of product 10 stays 5 in the last one
+            result.process_all_available()
+        time.sleep(8)
+        orders.append([("+I", (3, 10, 7))])
+        result.process_all_available()
+        got = [(r.kind.short_string, *r) for r in result.collect() if r[0] == 10]
+        assert got == [
+            ("+I", 10, 5),
+            ("-U", 10, 5),
+            ("+U", 10, 5),
+            ("+I", 10, 7),  # the state expired: a new start, 5 is not retracted
+        ]
+    finally:
+        result.cancel()
