@@ -91,6 +91,7 @@ class AggregateSpec:
     aggs: tuple[AggCall, ...]
     output_names: tuple[str, ...] = field(default=())
     update_before: bool = True  # emit -U rows (a consumer needs them)
+    mini_batch: bool = False  # fold a key's rows of a micro-batch, then emit once
     retractions: bool = True  # the input may retract (MIN/MAX keep value counts)
     ttl_ms: int | None = None  # state retention; None keeps a key's accumulators forever
 
@@ -122,6 +123,7 @@ class AggregateSpec:
                 {"function": a.function, "arg": a.arg, "distinct": a.distinct} for a in self.aggs
             ],
             "update_before": self.update_before,
+            "mini_batch": self.mini_batch,
             "retractions": self.retractions,
             "ttl_ms": self.ttl_ms,
         }

@@ -28,6 +28,9 @@ OPERATOR_TIER = "table.exec.operator.tier"
 STATE_BACKEND = "state.backend.type"
 MULTI_JOIN_ENABLED = "table.optimizer.multi-join.enabled"
 MULTI_JOIN_MAX_TABLES = "table.optimizer.multi-join.max-tables"
+MINI_BATCH_ENABLED = "table.exec.mini-batch.enabled"
+MINI_BATCH_LATENCY = "table.exec.mini-batch.allow-latency"
+MINI_BATCH_SIZE = "table.exec.mini-batch.size"
 CHECKPOINT_DIR = "execution.checkpointing.dir"
 PIPELINE_NAME = "pipeline.name"
 
@@ -71,8 +74,12 @@ class TableConfig:
         """Read ``key`` the way the planner will, so that a bad value fails now."""
         if key == STATE_TTL:
             _ = self.state_ttl_ms
-        elif key in (NATIVE_JOINS, MULTI_JOIN_ENABLED):
+        elif key in (NATIVE_JOINS, MULTI_JOIN_ENABLED, MINI_BATCH_ENABLED):
             self.flag(key, False)
+        elif key == MINI_BATCH_LATENCY:
+            parse_duration_ms(self._values[key], key)
+        elif key == MINI_BATCH_SIZE:
+            self._mini_batch_size(must=False)
         elif key == MULTI_JOIN_MAX_TABLES:
             self._max_tables()
         elif key == OPERATOR_TIER:
@@ -119,6 +126,41 @@ class TableConfig:
         """
         value = self._values.get(STATE_TTL)
         return (parse_duration_ms(value, STATE_TTL) or None) if value else None
+
+    def mini_batch_ms(self) -> int | None:
+        """With ``table.exec.mini-batch.enabled``: ``table.exec.mini-batch.allow-latency`` in
+        milliseconds (Flink requires it and ``table.exec.mini-batch.size`` to be positive);
+        None when mini-batch is off.
+
+        >>> config = TableConfig().set(MINI_BATCH_ENABLED, "true")
+        >>> config.mini_batch_ms()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: MiniBatch Latency must be greater than 0 ms: set ...
+        >>> config.set(MINI_BATCH_LATENCY, "5 s").set(MINI_BATCH_SIZE, "1000").mini_batch_ms()
+        5000
+        """
+        if not self.flag(MINI_BATCH_ENABLED, False):
+            return None
+        value = self._values.get(MINI_BATCH_LATENCY)
+        latency = parse_duration_ms(value, MINI_BATCH_LATENCY) if value else 0
+        if latency <= 0:
+            raise ValidationError(
+                f"MiniBatch Latency must be greater than 0 ms: set {MINI_BATCH_LATENCY} "
+                f"(e.g. '5 s') with {MINI_BATCH_ENABLED}."
+            )
+        self._mini_batch_size(must=True)
+        return latency
+
+    def _mini_batch_size(self, must: bool) -> int | None:
+        value = self._values.get(MINI_BATCH_SIZE)
+        if value is None and not must:
+            return None
+        if value is None or not value.strip().isdigit() or int(value) <= 0:
+            raise ValidationError(
+                f"{MINI_BATCH_SIZE} must be > 0 (the most rows a bundle holds), got {value!r}."
+            )
+        return int(value)
 
     def multi_join_max_tables(self, streaming: bool) -> int | None:
         """Streaming with ``table.optimizer.multi-join.enabled``: the most inputs one
@@ -189,6 +231,7 @@ class TableConfig:
             self.flag(NATIVE_JOINS, True),
             self.operator_tier(),
             self.state_backend(),
+            mini_batch_ms=self.mini_batch_ms(),
         )
 
 

@@ -205,6 +205,7 @@ def aggregate_spec(
     aggs: tuple[tuple[str, Expression], ...],
     update_before: bool = True,
     ttl_ms: int | None = None,
+    mini_batch: bool = False,
 ) -> tuple[AggregateSpec, list[tuple[str, Expression, DataType]]]:
     """The group aggregate operator's spec for ``node`` (an Aggregate, or a Distinct: every
     column a key, no call), and the columns of the operator's input row: the group keys,
@@ -250,6 +251,7 @@ def aggregate_spec(
         aggs=tuple(calls),
         output_names=node.row_type.names,
         update_before=update_before,
+        mini_batch=mini_batch,
         retractions=is_changelog(node.inputs[0]),
         ttl_ms=ttl_ms,
     )

@@ -141,11 +141,29 @@ def compile_stream(
         state_backend(node, compiler.options),
         compiler.processing_time,
         all_bounded(node),
-        monitor_interval_ms(node),
+        trigger_ms(node, compiler.options),
         end_of_input,
         tuple(compiler.lookups),
         changelog,
     )
+
+
+def trigger_ms(node: PlanNode, options: StreamingOptions) -> int | None:
+    """The micro-batch interval: the shortest ``source.monitor-interval`` of the watched
+    tables, at least the mini-batch allow-latency (a micro-batch is a mini-batch bundle);
+    None when every table is bounded (the query runs to its end).
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> watched = FileSource("/t", "json", monitor_interval_ms=1000)
+    >>> scan = Scan("T", watched, RowType.of(("k", BIGINT)))
+    >>> trigger_ms(scan, StreamingOptions()), trigger_ms(scan, StreamingOptions(mini_batch_ms=5000))
+    (1000, 5000)
+    """
+    interval = monitor_interval_ms(node)
+    if interval is None or options.mini_batch_ms is None:
+        return interval
+    return max(interval, options.mini_batch_ms)
 
 
 class StreamingCompiler(Compiler):
@@ -342,6 +360,7 @@ class StreamingCompiler(Compiler):
             aggs,
             self.update_before.get(id(node), True),
             aggregate_ttl_ms(node, self.options.default_ttl_ms),
+            mini_batch=self.options.mini_batch_ms is not None,
         )
         row = child.row_type
         types = [t for _, _, t in columns[: len(group_keys)]]

@@ -81,6 +81,9 @@ class StreamingOptions:
     # Does the server run server_ext's JVM plugin? None: not asked yet (explain before the
     # first query), taken as yes; the executor asks once per session before it compiles.
     jvm_plugin: bool | None = None
+    # table.exec.mini-batch.enabled: its allow-latency (the micro-batch interval at least),
+    # and aggregations fold a key's changes of a micro-batch before emitting; None: off
+    mini_batch_ms: int | None = None
 
 
 class ChangelogMode(Enum):

@@ -288,6 +288,8 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
         ttl = aggregate_ttl_ms(node, options.default_ttl_ms)
         if ttl is not None:
             extra.append(f"stateTtl=[{ttl} ms]")
+        if options.mini_batch_ms is not None:
+            extra.append(f"miniBatch=[{options.mini_batch_ms} ms]")
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
     return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
 

@@ -336,3 +336,38 @@ def test_state_ttl_forgets_a_key_as_flink_does(senv: TableEnvironment, shared_di
         ]
     finally:
         result.cancel()
+
+
+def test_mini_batch_folds_a_keys_changes_before_emitting(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """table.exec.mini-batch.enabled: a product's changes of one micro-batch are folded and
+    emit one result (Flink's MiniBatchGroupAggFunction): fewer -U/+U, the same table."""
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
+    senv.config.set("table.exec.mini-batch.enabled", "true")
+    senv.config.set("table.exec.mini-batch.allow-latency", "200 ms")
+    senv.config.set("table.exec.mini-batch.size", "1000")
+    query = (
+        senv.from_path("Orders")
+        .group_by(col("product_id"))
+        .select(col("product_id"), col("amount").sum.alias("total"), lit(1).count.alias("n"))
+    )
+    assert "miniBatch=[200 ms]" in query.explain()
+    result = query.execute()
+    steps = [
+        [("+I", (1, 10, 5)), ("+I", (2, 10, 1)), ("+I", (3, 11, 2))],
+        [("-U", (2, 10, 1)), ("+U", (2, 10, 4)), ("+I", (4, 10, 1)), ("-D", (3, 11, 2))],
+        [("+I", (5, 12, 1)), ("-D", (5, 12, 1))],  # in and out within one batch: nothing
+    ]
+    try:
+        for changes in steps:
+            orders.append(changes)
+            result.process_all_available()
+        got = [(r.kind.short_string, *r) for r in result.collect()]
+        assert got[:2] in (
+            [("+I", 10, 6, 2), ("+I", 11, 2, 1)],
+            [("+I", 11, 2, 1), ("+I", 10, 6, 2)],
+        )
+        assert sorted(got[2:]) == sorted([("-U", 10, 6, 2), ("+U", 10, 10, 3), ("-D", 11, 2, 1)])
+    finally:
+        result.cancel()

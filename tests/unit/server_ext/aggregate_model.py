@@ -112,3 +112,37 @@ class GroupAggModel:
             return []
         update_before = [("-U", *shown, *before)] if self.spec.update_before else []
         return [*update_before, ("+U", *shown, *after)]
+
+    def bundle(self, key: Any, changes: Sequence[tuple[int, tuple]], now: int = 0) -> list[tuple]:
+        """Mini-batch (MiniBatchGroupAggFunction): one key's changes of a micro-batch folded,
+        then one result; without state the leading retractions are dropped."""
+        ttl = self.spec.ttl_ms
+        if ttl is not None and key in self.rows and self.written[key] + ttl <= now:
+            del self.rows[key]
+        rows = self.rows.get(key)
+        changes = list(changes)
+        if rows is None:
+            while changes and changes[0][0] in (1, 3):
+                changes.pop(0)
+            if not changes:
+                return []
+        shown = () if not self.spec.key else (key,)
+        before = None if rows is None else self.results(rows)
+        rows = [] if rows is None else rows
+        for kind, row in changes:
+            if kind in (0, 2):
+                rows.append(row)
+            else:
+                rows.remove(row)
+        self.written[key] = now
+        if not rows:
+            self.rows.pop(key, None)
+            return [("-D", *shown, *before)] if before is not None else []
+        self.rows[key] = rows
+        after = self.results(rows)
+        if before is None:
+            return [("+I", *shown, *after)]
+        if after == before:
+            return []
+        update_before = [("-U", *shown, *before)] if self.spec.update_before else []
+        return [*update_before, ("+U", *shown, *after)]

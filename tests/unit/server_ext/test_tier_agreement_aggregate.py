@@ -7,7 +7,8 @@ Cases: every function (COUNT(*), COUNT, SUM, AVG, MIN, MAX) and the DISTINCT for
 INT, TINYINT (wrapping sums), DOUBLE, STRING and DECIMAL columns with NULLs; inputs with
 +I/-U/+U/-D (MIN/MAX and DISTINCT under retraction, keys retracted to nothing and back) and
 insert-only ones (the union without ``__kind``/``__seq``); NULL group keys; global
-aggregates; with and without -U rows; state TTL. ``TIER_AGREEMENT_CASES`` sets the number of
+aggregates; with and without -U rows; state TTL; mini-batch (a key's changes of a batch
+folded, then one result). ``TIER_AGREEMENT_CASES`` sets the number of
 random changelogs per kind (default 150); all run in one JVM.
 """
 
@@ -70,7 +71,7 @@ CALLS = [
     ("max", 4, True, "STRING"),
     ("sum", 5, True, "DECIMAL(38,2)"),
 ]
-KIND_CASES = ["grouped", "global", "insert-only", "ttl"]
+KIND_CASES = ["grouped", "global", "insert-only", "ttl", "mini-batch"]
 
 
 def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
@@ -82,8 +83,9 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
         key=() if kind == "global" else (0,),
         aggs=tuple(AggCall(f, a, d, t) for f, a, d, t in calls),
         update_before=rng.random() < 0.7,
+        mini_batch=kind == "mini-batch",
         retractions=kind != "insert-only",
-        ttl_ms=1000 if kind == "ttl" else None,
+        ttl_ms=1000 if kind == "ttl" or (kind == "mini-batch" and rng.random() < 0.3) else None,
     )
     live: list[tuple] = []  # the rows in the operator's state
     written: dict[Any, int] = {}  # per group key with state: its last write (state TTL)
@@ -97,7 +99,10 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
             r = rng.random()
             if kind == "insert-only" or r < 0.45 or not live:
                 if kind != "insert-only" and rng.random() < 0.1:
-                    if all(group_key(spec, x) != group_key(spec, row) for x in live):
+                    k = group_key(spec, row)
+                    if all(group_key(spec, x) != k for x in live) and (
+                        not spec.mini_batch or all(group_key(spec, c) != k for _, c in changes)
+                    ):
                         changes.append((3, row))  # a retraction for a key without state
                     continue
                 live.append(row)
@@ -125,11 +130,23 @@ def model_run(case: dict[str, Any]) -> list[dict]:
     out = []
     for now, changes in case["batches"]:
         emitted: dict = defaultdict(list)
-        for kind, row in changes:
-            key = group_key(spec, row)
-            rows = model.process(kind, (key, row), now)
-            emitted[json.dumps(to_json([key]))].extend(rows_json(rows))
+        if spec.mini_batch:  # each key's changes of the batch at once
+            for key, keyed in group(changes, lambda c: group_key(spec, c[1])).items():
+                emitted[json.dumps(to_json([key]))] = rows_json(model.bundle(key, keyed, now))
+        else:
+            for kind, row in changes:
+                key = group_key(spec, row)
+                rows = model.process(kind, (key, row), now)
+                emitted[json.dumps(to_json([key]))].extend(rows_json(rows))
         out.append({k: v for k, v in emitted.items() if v})
+    return out
+
+
+def group(changes: list[tuple], key: Any) -> dict[Any, list[tuple]]:
+    """Changes by group key, each key's in order."""
+    out: dict[Any, list[tuple]] = defaultdict(list)
+    for change in changes:
+        out[key(change)].append(change)
     return out
 
 

@@ -47,6 +47,9 @@ import org.apache.spark.sql.types.StructType;
  * forms (a map value -> count per distinct argument, shared by the calls on it: a call sees a
  * value when its count goes 0 -> 1 and loses it at 1 -> 0; NULLs are not counted).
  *
+ * <p>Mini-batch ({@code mini_batch}, Flink's MiniBatchGroupAggFunction): a key's rows of one
+ * micro-batch are folded before one result is emitted (fewer -U/+U).
+ *
  * <p>State value: {@code byte FORMAT; zigzag rows; zigzag written_at_ms; per call its
  * accumulator; per distinct argument varint n, n x (value, zigzag count)}. State TTL: a key
  * not written for {@code ttl} is dropped silently (on load, or by a processing-time timeout).
@@ -87,6 +90,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   private final Call[] calls;
   private final int[] distinctArgs; // the field of each distinct map
   private final boolean updateBefore;
+  private final boolean miniBatch; // fold a key's rows of a micro-batch, then emit once
   private final boolean retractions; // the input may retract: MIN/MAX keep value counts
   private final long ttlMs; // -1: none
   private final boolean java8Time;
@@ -96,13 +100,14 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   private transient RowCodec.RowFormat[] distinctFormats; // per distinct map: its values'
 
   GroupAggregate(StructType row, int keyCount, Call[] calls, int[] distinctArgs,
-      boolean updateBefore, boolean retractions, long ttlMs, boolean java8Time,
-      StructType input) {
+      boolean updateBefore, boolean miniBatch, boolean retractions, long ttlMs,
+      boolean java8Time, StructType input) {
     this.row = row;
     this.keyCount = keyCount;
     this.calls = calls;
     this.distinctArgs = distinctArgs;
     this.updateBefore = updateBefore;
+    this.miniBatch = miniBatch;
     this.retractions = retractions;
     this.ttlMs = ttlMs;
     this.java8Time = java8Time;
@@ -156,7 +161,8 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
     GroupAggregate fn = new GroupAggregate(row, keyCount, calls,
         distinct.stream().mapToInt(Integer::intValue).toArray(),
-        spec.path("update_before").asBoolean(true), spec.path("retractions").asBoolean(true),
+        spec.path("update_before").asBoolean(true), spec.path("mini_batch").asBoolean(false),
+        spec.path("retractions").asBoolean(true),
         ttlMs, request.java8Time(), request.input());
     return new Operator(fn, output, Operator.processingTimeoutIf(ttlMs >= 0));
   }
@@ -411,8 +417,13 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     boolean stored = state.exists();
     Accs accs = stored ? decode(state.get()) : null;
     if (accs != null && ttlMs >= 0 && accs.written + ttlMs <= now) accs = null; // expired
-    Object[] result = accs == null ? null : accs.results();
     List<Row> out = new ArrayList<>();
+    if (miniBatch) {
+      accs = bundle(key, union.ordered(rows), accs, out);
+      save(state, stored, accs, accs != null, now);
+      return out.iterator();
+    }
+    Object[] result = accs == null ? null : accs.results();
     boolean written = false;
     int width = row.fields().length;
     for (Row r : union.ordered(rows)) {
@@ -439,6 +450,46 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         result = null;
       }
     }
+    save(state, stored, accs, written, now);
+    return out.iterator();
+  }
+
+  /**
+   * Mini-batch (Flink's MiniBatchGroupAggFunction): the key's rows of the micro-batch folded
+   * into its accumulators, then one result: +I for a new key, -U/+U if it changed (nothing if
+   * not, TTL or not), -D if its row count reached zero. Without state, the leading retractions
+   * are dropped. Returns the key's accumulators after (null: none).
+   */
+  private Accs bundle(Row key, List<Row> rows, Accs accs, List<Row> out) {
+    int from = 0;
+    boolean first = accs == null;
+    if (first) {
+      while (from < rows.size() && !Rows.accumulates(union.kind(rows.get(from)))) from++;
+      if (from == rows.size()) return null;
+      accs = new Accs();
+    }
+    Object[] before = first ? null : accs.results();
+    int width = row.fields().length;
+    for (Row r : rows.subList(from, rows.size())) {
+      accs.apply(union.fields(r, width), Rows.accumulates(union.kind(r)));
+    }
+    if (accs.rows == 0) {
+      if (!first) out.add(output(Wire.DELETE, key, before));
+      return null;
+    }
+    Object[] after = accs.results();
+    if (first) {
+      out.add(output(Wire.INSERT, key, after));
+    } else if (!sameResults(before, after)) {
+      if (updateBefore) out.add(output(Wire.UPDATE_BEFORE, key, before));
+      out.add(output(Wire.UPDATE_AFTER, key, after));
+    }
+    return accs;
+  }
+
+  /** Writes the key's accumulators (or removes them), with the TTL's timeout. */
+  private void save(GroupState<byte[]> state, boolean stored, Accs accs, boolean written,
+      long now) {
     if (accs == null) {
       if (stored) state.remove();
     } else if (written) {
@@ -449,7 +500,6 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       long left = accs.written + ttlMs - now;
       state.setTimeoutDuration(Math.max(left, 1));
     }
-    return out.iterator();
   }
 
   private static boolean sameResults(Object[] a, Object[] b) {
