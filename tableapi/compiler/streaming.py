@@ -83,6 +83,7 @@ from tableapi.plan.changelog import (
     is_changelog,
     join_strategy,
     monitor_interval_ms,
+    operator_nodes,
     operator_tier,
     state_backend,
     update_before_needed,
@@ -97,6 +98,7 @@ OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 
 # What a changelog scan takes of Spark's file metadata for ``__seq``, and its position column.
 _FILE_FIELDS = ("file_path", "file_name", "file_modification_time", "file_block_start")
 _POSITION = "__position"
+_OPERATOR_POSITION = "__operator_position"  # an operator's output rows, numbered
 
 
 @attrs.frozen(eq=False)
@@ -223,14 +225,7 @@ class StreamingCompiler(Compiler):
         keeps that order: a sort that spills merges equal keys in any order)."""
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
-        if self.options.jvm_plugin is False:  # no plugin: the Python twin, a pandas UDF
-            # Connect's own UDF class: pandas_udf() would look for a classic SparkContext.
-            position = UserDefinedFunction(
-                next_positions, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
-            ).asNondeterministic()
-            df = df.select("*", position(ref("__file_block_start")).alias(_POSITION))
-        else:
-            df = jvm_position(df, _POSITION)
+        df = self._positions(df, _POSITION, ref("__file_block_start"))
         micros = F.unix_micros(ref("__file_modification_time")).cast("string")
         seq = F.concat_ws(
             "/",
@@ -241,6 +236,33 @@ class StreamingCompiler(Compiler):
         )
         kind = _kind_of(ref(op), op, ref("__file_path"))
         return df.select(*(ref(n) for n in names), kind, seq.alias(SEQ))
+
+    def _positions(self, df: DataFrame, name: str, any_column: SparkColumn) -> DataFrame:
+        """``df`` plus ``name``: its rows numbered in the order each task reads or makes them
+        (the plugin's ``position`` relation; without the plugin its pandas UDF twin, given
+        ``any_column`` to count rows by)."""
+        if self.options.jvm_plugin is False:
+            # Connect's own UDF class: pandas_udf() would look for a classic SparkContext.
+            position = UserDefinedFunction(
+                next_positions, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
+            ).asNondeterministic()
+            return df.select("*", position(any_column).alias(name))
+        return jvm_position(df, name)
+
+    def operator_input(self, child: PlanNode) -> DataFrame:
+        """``child`` compiled as an operator's input. An operator's output changes carry an
+        empty ``__seq``: where they reach another operator through narrow steps only, each
+        gets its place in its task's output order instead (the key's changes stay in order
+        through the shuffle and the sort, which keeps equal keys in order only while it does
+        not spill); a scan's ``__seq`` stays."""
+        df = self.compile(child)
+        if not is_changelog(child) or not operator_nodes(child, self.options):
+            return df
+        df = self._positions(df, _OPERATOR_POSITION, ref(KIND))
+        place = F.lpad(ref(_OPERATOR_POSITION).cast("string"), 20, "0")
+        seq = F.when(ref(SEQ) == F.lit(""), place).otherwise(ref(SEQ)).alias(SEQ)
+        names = [*child.row_type.names, KIND]
+        return df.select(*(ref(n) for n in names), seq)
 
     def _with_watermark(self, df: DataFrame, node: Scan) -> DataFrame:
         """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``;
@@ -314,7 +336,7 @@ class StreamingCompiler(Compiler):
             # its watermark marker and Spark would drop rows behind the watermark before the
             # operator (see visit_TemporalJoin). A NULL key stays: groupBy keeps its group.
             stamp = [F.unix_millis(ref(time)).alias(tw.TIME)] if time else []
-            return self.compile(child).select(*key_columns(names, types), *tags, *stamp)
+            return self.operator_input(child).select(*key_columns(names, types), *tags, *stamp)
 
         union = tagged_union(
             [
@@ -366,7 +388,7 @@ class StreamingCompiler(Compiler):
         types = [t for _, _, t in columns[: len(group_keys)]]
         own = F.struct(*(to_spark(e, row).cast(t.spark_ddl).alias(n) for n, e, t in columns))
         changelog = is_changelog(child)
-        tagged = self.compile(child).select(
+        tagged = self.operator_input(child).select(
             *key_columns(list(group_keys), types),
             F.lit(0).cast("tinyint").alias(wire.SIDE),
             (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(KIND),
@@ -399,7 +421,7 @@ class StreamingCompiler(Compiler):
         )
         rows = [r.row_type for r in node.relations]
         tagged = [
-            self.compile(child).select(
+            self.operator_input(child).select(
                 *key_columns(list(node.common_key[i]), types), *tag_columns(i, child, rows)
             )
             for i, child in enumerate(node.relations)
@@ -429,7 +451,7 @@ class StreamingCompiler(Compiler):
         rows = [lrow, rrow]
 
         def tagged(side: int, child: PlanNode, names: list[str], time: str | None) -> DataFrame:
-            df = self.compile(child)
+            df = self.operator_input(child)
             if is_changelog(child) and side == wire.RIGHT:
                 # A versioned table is an upsert stream: +U opens the new version; -U (stamped
                 # with the old version's time) would wrongly close the old one.

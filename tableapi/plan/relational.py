@@ -16,6 +16,7 @@ import attrs
 
 from tableapi.errors import ValidationError
 from tableapi.expressions import (
+    Call,
     Column,
     Expression,
     InTable,
@@ -93,6 +94,10 @@ class Filter(UnaryNode):
         return self.input.row_type
 
 
+#: The aggregates whose result is NULL only over no (non-NULL) value.
+_NOT_EMPTY = ("sum", "avg", "min", "max")
+
+
 @attrs.frozen(eq=False)
 class Aggregate(UnaryNode):
     """Groups by column references and computes named aggregate calls."""
@@ -108,7 +113,13 @@ class Aggregate(UnaryNode):
         for name, agg in self.aggs:
             if not is_aggregate(agg):
                 raise ValidationError(f"{agg} is not an aggregate call.")
-            fields.append(Field(name, self.check_expr(agg, row, "an aggregate")))
+            t = self.check_expr(agg, row, "an aggregate")
+            # Calcite's ARG0_NULLABLE_IF_EMPTY (SUM, AVG, MIN, MAX): a group has a row, so
+            # the result of a NOT NULL argument is NOT NULL, except in a global aggregate.
+            if isinstance(agg, Call) and agg.name.removesuffix("_distinct") in _NOT_EMPTY:
+                arg = agg.args[0].type_in(row)
+                t = t.with_nullable(arg.nullable or not self.group_keys)
+            fields.append(Field(name, t))
         return RowType(tuple(fields))
 
     @property
