@@ -214,6 +214,10 @@ def query_sql(case: Case, q: Query, _names: Any = None) -> str:
             f"SELECT {cols} FROM {left} {join} `{q['table']}` FOR SYSTEM_TIME AS OF "
             f"{alias}.`{q['as_of']}` AS {dim} ON {lookup_condition_sql(q)}"
         )
+    if op == "aggregate":  # the aggregate family (aggregate.py)
+        from tests.conformance.aggregate import aggregate_sql
+
+        return aggregate_sql(q, query_sql(case, q["input"], names), next(names))
     raise ValueError(f"unknown query op {op!r}")
 
 

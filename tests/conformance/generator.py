@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from tests.conformance.aggregate import gen_aggregate
 from tests.conformance.late_rows import fragile, watermark_before
 from tests.conformance.model import (
     Case,
@@ -770,6 +771,7 @@ FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
     "computed": gen_computed,
     "subquery": gen_subquery,
     "lookup": gen_lookup,
+    "aggregate": gen_aggregate,  # aggregate.py
 }
 RESERVED: dict[str, Callable[[random.Random, int, int], Case]] = {}  # families not built yet
 
@@ -790,6 +792,7 @@ INCREMENTAL_P = {
     "multiway": 0.3,
     "computed": 0.2,
     "lookup": 0.25,
+    "aggregate": 0.3,
 }
 HINTS_P = {"regular": 0.2, "changelog": 0.2, "computed": 0.1}
 OPERATOR_P = {"regular": 0.25, "computed": 0.25, "interval": 0.0}
@@ -844,7 +847,7 @@ def _maybe_unbounded(rng: random.Random, case: Case, p: float) -> Case:
 # -- several changes of one key in one file (changelog tables) --------------------------------
 
 #: Per changelog table of a case of the family: the chance of a burst of changes of one key.
-CHURN_P = {"changelog": 0.6, "multiway": 0.5, "lookup": 0.5}
+CHURN_P = {"changelog": 0.6, "multiway": 0.5, "lookup": 0.5, "aggregate": 0.4}
 
 
 def _maybe_churn(rng: random.Random, case: Case, p: float) -> Case:

@@ -162,6 +162,10 @@ def output_columns(case: Case, q: Query) -> list[tuple[str, str]]:
         return left + output_columns(case, q["right"])
     if op in ("temporal", "lookup"):
         return output_columns(case, q["input"]) + table_columns(table_of(case, q["table"]))
+    if op == "aggregate":  # the aggregate family (aggregate.py)
+        from tests.conformance import aggregate
+
+        return aggregate.output_columns(case, q, output_columns)
     raise ValueError(f"unknown query op {op!r}")
 
 

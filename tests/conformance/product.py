@@ -20,6 +20,7 @@ from typing import Any
 
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, call, col, lit, row
 from tableapi.expressions import Expression
+from tests.conformance.aggregate import build_aggregate
 from tests.conformance.model import (
     Case,
     Pred,
@@ -156,6 +157,8 @@ def build_query(env: TableEnvironment, case: Case, q: Query) -> Table:
             )
         # the probe's proctime is not an output (its values differ run to run)
         return joined.select(*(col(c) for c, _ in output_columns(case, q)))
+    if op == "aggregate":  # the aggregate family (aggregate.py)
+        return build_aggregate(build_query(env, case, q["input"]), q)
     raise ValueError(f"unknown query op {op!r}")
 
 
