@@ -96,7 +96,7 @@ SEQ = wire.SEQ
 # changelog.op-column values -> RowKind byte (Flink's short strings and its long names).
 OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 3}
 # What a changelog scan takes of Spark's file metadata for ``__seq``, and its position column.
-_FILE_FIELDS = ("file_path", "file_name", "file_modification_time", "file_block_start")
+_FILE_FIELDS = ("file_path", "file_modification_time", "file_block_start")
 _POSITION = "__position"
 _OPERATOR_POSITION = "__operator_position"  # an operator's output rows, numbered
 
@@ -219,10 +219,12 @@ class StreamingCompiler(Compiler):
     def _in_file_order(self, df: DataFrame, names: Sequence[str], op: str) -> DataFrame:
         """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
         table, as sortable text: the file's modification time (zero-padded micros: the order
-        Spark lists new files in), its name (file times are coarse kernel ticks: files
-        written together tie), the start of the file split, and the row's position in its
-        task's reading order (a task reads a split from start to end; nothing else in Spark
-        keeps that order: a sort that spills merges equal keys in any order)."""
+        Spark lists new files in), its path (file times are coarse kernel ticks: files
+        written together tie; the path, not the name, so that files of two tables that tie
+        are taken in the same order in every run, as a replay after a crash must), the start
+        of the file split, and the row's position in its task's reading order (a task reads
+        a split from start to end; nothing else in Spark keeps that order: a sort that
+        spills merges equal keys in any order)."""
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
         df = self._positions(df, _POSITION, ref("__file_block_start"))
@@ -230,7 +232,7 @@ class StreamingCompiler(Compiler):
         seq = F.concat_ws(
             "/",
             F.lpad(micros, 20, "0"),
-            ref("__file_name"),
+            ref("__file_path"),
             F.lpad(ref("__file_block_start").cast("string"), 20, "0"),
             F.lpad(ref(_POSITION).cast("string"), 20, "0"),
         )
