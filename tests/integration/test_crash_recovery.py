@@ -1,4 +1,5 @@
-"""Exactly-once across a crash: every join family, its server killed at random points.
+"""Exactly-once across a crash: every join family and a join followed by an aggregation, its
+server killed at random points.
 
 Each family's query runs with ``execution.checkpointing.dir`` + ``pipeline.name`` over
 changelog files fed in rounds (the lookup join's dimension table is a SQLite file). The
@@ -45,6 +46,11 @@ class Family:
     name: str
     query: Callable[[TableEnvironment], Table]
     options: tuple[tuple[str, str], ...] = ()
+    # The changelog is the same multiset in every run. Not so for an aggregation whose group
+    # gathers several upstream keys: their changes reach it in an order that differs from
+    # run to run (in Flink too), and so do its intermediate -U/+U. Such a family is checked
+    # by its final table (a change lost or repeated leaves a wrong or negative row count).
+    exact_changelog: bool = True
 
 
 def _regular(how: str) -> Callable[[TableEnvironment], Table]:
@@ -90,8 +96,21 @@ def _multi(env: TableEnvironment) -> Table:
     return a.join(b, col("a_id") == col("b_id")).left_outer_join(c, col("b_id") == col("c_id"))
 
 
+def _join_aggregate(env: TableEnvironment) -> Table:
+    """A left join's changelog aggregated per product name (issue 21): the aggregate's
+    accumulators are checkpointed as the join's rows are. The NULL name gathers every
+    unmatched order: its intermediate results depend on arrival order (exact_changelog)."""
+    joined = env.from_path("Orders").left_outer_join(
+        env.from_path("Product"), col("product_id") == col("id")
+    )
+    return joined.group_by(col("name")).select(
+        col("name"), col("qty").sum.alias("qty"), lit(1).count.alias("n")
+    )
+
+
 FAMILIES = (
     Family("inner", _regular("join")),
+    Family("join-aggregate", _join_aggregate, exact_changelog=False),
     Family("full", _regular("full_outer_join")),
     Family("semi", _regular("semi")),
     Family("anti", _regular("anti")),
@@ -326,7 +345,7 @@ def test_every_join_family_is_exactly_once_across_server_kills(
         got_log, got_table = outcomes["crashed"][family.name]
         assert sum(want_log.values()) > 0, f"{family.name}: the reference emitted nothing"
         lost, repeated = want_log - got_log, got_log - want_log
-        assert not lost and not repeated, (
+        assert not family.exact_changelog or (not lost and not repeated), (
             f"{family.name} after kills at {kills}: lost {dict(lost)}, repeated {dict(repeated)}"
         )
-        assert got_table == want_table, family.name
+        assert got_table == want_table, f"{family.name} after kills at {kills}"
