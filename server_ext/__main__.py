@@ -1,11 +1,15 @@
-"""Command line: ``python -m server_ext serve [--host] [--port] [--master] [--token]``."""
+"""Command line: ``python -m server_ext serve [--host] [--port] [--master] [--token]``, and the
+standalone cluster's roles: ``python -m server_ext master`` and ``python -m server_ext worker
+spark://host:7077`` (server_ext/cluster.py)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 
+from server_ext import cluster
 from server_ext.launcher import serve
 from server_ext.security import open_server_problem
 
@@ -39,7 +43,26 @@ def main(argv: list[str] | None = None) -> None:
         metavar="KEY=VALUE",
         help="extra Spark conf, repeatable",
     )
+    master = commands.add_parser("master", help="run a Spark standalone master")
+    master.add_argument("--host", default=socket.gethostname(), help="name workers reach it at")
+    master.add_argument("--port", type=int, default=cluster.MASTER_PORT)
+    master.add_argument("--webui-port", type=int, default=8080)
+    worker = commands.add_parser("worker", help="run a Spark standalone worker")
+    worker.add_argument("master_url", metavar="spark://host:port")
+    worker.add_argument("--cores", type=int, help="cores for executors (default: all)")
+    worker.add_argument("--memory", help="memory for executors, e.g. 2g (default: Spark's)")
+    worker.add_argument("--work-dir", help="executors' files and logs (default: a temp dir)")
     args = parser.parse_args(argv)
+    if args.command == "master":
+        cluster.run(cluster.master_command(args.host, args.port, args.webui_port))
+    if args.command == "worker":
+        try:
+            command = cluster.worker_command(
+                args.master_url, args.cores, args.memory, args.work_dir
+            )
+        except ValueError as e:
+            parser.error(str(e))
+        cluster.run(command)
     problem = open_server_problem(args.host, args.token, args.allow_unauthenticated)
     if problem:
         print(f"python -m server_ext serve: {problem}", file=sys.stderr)

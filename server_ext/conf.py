@@ -18,3 +18,11 @@ HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateS
 
 #: Off for processing-time queries: otherwise ``processAllAvailable()`` never returns.
 NO_DATA_MICRO_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
+
+#: A streaming query's state partitions: fixed by its first checkpoint.
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+#: Spark refuses a stateful operator after a stream-stream join ("possible 'correctness'
+#: issue due to global watermark"): its own aggregations drop rows behind the watermark. The
+#: product's operators after an interval join (GroupAggregate, joins) drop none, as Flink's.
+CHECK_CORRECTNESS = "spark.sql.streaming.statefulOperator.checkCorrectness.enabled"

@@ -15,8 +15,13 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from server_ext import __version__
-from server_ext.conf import ROCKSDB_PROVIDER, STATE_STORE_PROVIDER, VERSION_CONF
+from server_ext import __version__, cluster
+from server_ext.conf import (
+    ROCKSDB_PROVIDER,
+    SHUFFLE_PARTITIONS,
+    STATE_STORE_PROVIDER,
+    VERSION_CONF,
+)
 
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 #: The server's JVM heap. Spark reads it only when it starts the JVM (pyspark hands the
@@ -43,7 +48,7 @@ def server_conf(
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "4",
+        SHUFFLE_PARTITIONS: "4",
         # Batch temporal joins: the sort-merge as-of join (the default plan is a nested loop).
         "spark.sql.join.sortMergeAsOfJoin.enabled": "true",
         # Spark's JSON reader fails ("Predicate reference counter cannot be negative") on a
@@ -157,9 +162,19 @@ def serve(
 ) -> None:
     """Run a Spark Connect server in this process until SIGINT or SIGTERM."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault(
-        "SPARK_LOCAL_IP", "127.0.0.1" if host in ("127.0.0.1", "localhost") else "0.0.0.0"
-    )
+    try:
+        # Executors on other hosts connect back to the driver: see server_ext/cluster.py.
+        on_cluster = cluster.driver_cluster_conf(master, extra or {})
+    except ValueError as e:
+        print(f"python -m server_ext serve: {e}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+    if on_cluster:
+        os.environ.clear()
+        os.environ.update(cluster.role_environment())
+    else:
+        os.environ.setdefault(
+            "SPARK_LOCAL_IP", "127.0.0.1" if host in ("127.0.0.1", "localhost") else "0.0.0.0"
+        )
     os.environ.pop("SPARK_REMOTE", None)
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     if token:
@@ -170,7 +185,7 @@ def serve(
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    settings = with_jvm_operators(server_conf(host, port, token, extra))
+    settings = with_jvm_operators(server_conf(host, port, token, {**on_cluster, **(extra or {})}))
     try:
         heap, source = driver_memory(extra or {})
     except ValueError as e:

@@ -32,6 +32,9 @@ MINI_BATCH_ENABLED = "table.exec.mini-batch.enabled"
 MINI_BATCH_LATENCY = "table.exec.mini-batch.allow-latency"
 MINI_BATCH_SIZE = "table.exec.mini-batch.size"
 CHECKPOINT_DIR = "execution.checkpointing.dir"
+#: The parallelism of a streaming query's stateful operators: Spark's shuffle partitions,
+#: which its first checkpoint fixes (a resumed query keeps them).
+DEFAULT_PARALLELISM = "table.exec.resource.default-parallelism"
 PIPELINE_NAME = "pipeline.name"
 
 _NO_LIMIT = 1 << 30
@@ -86,6 +89,8 @@ class TableConfig:
             self.operator_tier()
         elif key == STATE_BACKEND:
             self.state_backend()
+        elif key == DEFAULT_PARALLELISM:
+            self.parallelism()
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The option's value, or ``default``.
@@ -184,6 +189,31 @@ class TableConfig:
             raise ValidationError(
                 f"{MULTI_JOIN_MAX_TABLES} must be a whole number of at least 3 "
                 f"(a multi-way join joins 3 or more tables), got {value!r}."
+            )
+        return int(value)
+
+    def parallelism(self) -> int | None:
+        """``table.exec.resource.default-parallelism``: how many partitions a streaming query
+        splits its state into (Spark's ``spark.sql.shuffle.partitions``, the server's default
+        when unset or -1, as in Flink). A query that resumes from a checkpoint must ask for
+        the number its checkpoint has.
+
+        >>> TableConfig().set(DEFAULT_PARALLELISM, "8").parallelism()
+        8
+        >>> TableConfig().set(DEFAULT_PARALLELISM, "-1").parallelism() is None
+        True
+        >>> TableConfig().set(DEFAULT_PARALLELISM, "0")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: table.exec.resource.default-parallelism must be a ...
+        """
+        value = self._values.get(DEFAULT_PARALLELISM)
+        if value is None or value.strip() == "-1":
+            return None
+        if not value.strip().isdigit() or int(value) <= 0:
+            raise ValidationError(
+                f"{DEFAULT_PARALLELISM} must be a positive whole number (or -1: the server's "
+                f"default), got {value!r}."
             )
         return int(value)
 

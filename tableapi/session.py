@@ -27,6 +27,7 @@ from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
 from server_ext.launcher import DRIVER_MEMORY, HEAP_LINE, MEMORY_ENV
 from tableapi.errors import FileTable, ServerError, lookup_failure, malformed_input, path_not_found
+from tableapi.workers import check_workers
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -258,6 +259,7 @@ def connect(url: str) -> SparkSession:
         raise ServerError(_connect_problem(shown, e)) from None
     try:
         check_server_version(shown, marker)
+        check_workers(spark, shown, CLIENT_VERSION)
     except ServerError:
         close(spark)
         raise

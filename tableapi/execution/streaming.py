@@ -11,6 +11,7 @@ tier once the server was asked whether it has the JVM plugin (once per session),
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,16 +23,18 @@ from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
 
 from server_ext.conf import (
+    CHECK_CORRECTNESS,
     HDFS_PROVIDER,
     NO_DATA_MICRO_BATCHES,
     ROCKSDB_PROVIDER,
+    SHUFFLE_PARTITIONS,
     STATE_STORE_PROVIDER,
 )
 from server_ext.joins.spec import SEQ
 from tableapi.compiler import CompiledStream, compile_stream
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.jvm_operators import jvm_plugin_on_server
-from tableapi.config import CHECKPOINT_DIR, PIPELINE_NAME, TableConfig
+from tableapi.config import CHECKPOINT_DIR, DEFAULT_PARALLELISM, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
 from tableapi.execution import BlackholeSink, FileSink, PrintSink, Server, Sink
 from tableapi.execution.printing import Printer, PrintingTableResult
@@ -133,7 +136,7 @@ class StreamingExecutor:
             writer = (
                 compiled.dataframe.writeStream.format(sink.format)
                 .option("path", sink.path)
-                .option("checkpointLocation", location)
+                .option("checkpointLocation", self._resumable(location))
             )
             with guard(f"inserting into {sink.name}"):
                 query, cleanup = self._start(compiled, writer)
@@ -155,7 +158,7 @@ class StreamingExecutor:
                 writer = compiled.dataframe.writeStream.format("noop")
                 if checkpoints:
                     location = f"{checkpoints.rstrip('/')}/{job}"
-                    writer = writer.option("checkpointLocation", location)
+                    writer = writer.option("checkpointLocation", self._resumable(location))
                 with guard(f"inserting into {sink.name}"):
                     query, cleanup = self._start(compiled, writer)
                 on_cancel = self._on_cancel(query, cleanup)
@@ -228,7 +231,7 @@ class StreamingExecutor:
         writer = (
             df.writeStream.format("parquet")
             .option("path", changelog)
-            .option("checkpointLocation", f"{base}/checkpoint")
+            .option("checkpointLocation", self._resumable(f"{base}/checkpoint"))
         )
         schema = df.schema  # no data files yet: nothing to infer from
 
@@ -286,6 +289,25 @@ class StreamingExecutor:
             return query, None
         return query, (lambda: end.drop(spark)) if end else None
 
+    def _resumable(self, checkpoint: str) -> str:
+        """``checkpoint``, once it is clear a query resuming from it gets the parallelism it
+        asks for: Spark keeps the shuffle partitions of a query's first checkpoint whatever
+        the session says (its state is split that way), so a different number asked for is
+        refused rather than quietly ignored."""
+        wanted = self._config.parallelism()
+        if wanted is None:
+            return checkpoint
+        has = checkpoint_partitions(self._spark(), checkpoint)
+        if has is not None and has != wanted:
+            raise ValidationError(
+                f"The query resumes from the checkpoint {checkpoint}, whose state is split into "
+                f"{has} partitions, but {DEFAULT_PARALLELISM} asks for {wanted}. A checkpointed "
+                f"query keeps its partitions: set {DEFAULT_PARALLELISM}={has} (or leave it "
+                f"unset) to resume, or start afresh under another {PIPELINE_NAME} (or "
+                f"{CHECKPOINT_DIR})."
+            )
+        return checkpoint
+
     def _on_cancel(self, query: Any, cleanup: Callable[[], None] | None) -> Callable[[], None]:
         """What ``cancel()`` does once the query has stopped: its memory on the server goes
         (its memory sink's rows and its state, see ``release.py``), then ``cleanup``."""
@@ -303,8 +325,36 @@ class StreamingExecutor:
         conf = self._spark().conf
         rocksdb = compiled.state_backend is StateBackend.ROCKSDB
         conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER if rocksdb else HDFS_PROVIDER)
+        conf.set(CHECK_CORRECTNESS, "false")
+        partitions = self._config.parallelism()
+        if partitions is None:
+            conf.unset(SHUFFLE_PARTITIONS)  # the server's default
+        else:
+            conf.set(SHUFFLE_PARTITIONS, str(partitions))
         if compiled.processing_time:
             conf.set(NO_DATA_MICRO_BATCHES, "false")
+
+
+def checkpoint_partitions(spark: SparkSession, checkpoint: str) -> int | None:
+    """The shuffle partitions a streaming checkpoint was started with (its offset log
+    records the query's SQL confs in every batch), or None for a checkpoint with no batch
+    yet. Read by the server: the checkpoint is where the server writes."""
+    try:
+        lines = (
+            spark.read.text(f"{checkpoint.rstrip('/')}/offsets")
+            .where(F.col("value").contains(f'"{SHUFFLE_PARTITIONS}"'))
+            .limit(1)
+            .collect()
+        )
+    except Exception as e:  # no offset log: the query has not run a batch
+        if "PATH_NOT_FOUND" in str(e) or "does not exist" in str(e):
+            return None
+        raise
+    if not lines:
+        return None
+    conf = json.loads(lines[0]["value"]).get("conf", {})
+    value = conf.get(SHUFFLE_PARTITIONS)
+    return int(value) if value is not None else None
 
 
 def _in_change_order(read: DataFrame, order: list[SparkColumn]) -> DataFrame:

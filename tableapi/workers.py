@@ -1,0 +1,124 @@
+"""The Python of a cluster's executors, checked when a client connects.
+
+A server whose master runs executors on other hosts (``spark://...``) only knows its own
+``server_ext``: the Python workers of each executor import theirs, from whatever that host
+has installed. So on connect the client runs one small job over many tasks, each reporting its
+host, its interpreter and the ``server_ext`` version it imports, and refuses a cluster with a
+host whose version differs, or that has none, naming the host and the fix. (A JVM-tier join
+needs no Python on the executors, but lookup joins, the Python tier and Python UDFs do; a
+mismatch there would fail mid-query with a stack trace, or worse, run other code.)
+
+Executors that register after the check are not covered by it; on a local master nothing
+runs.
+
+Example::
+
+    >>> reports = ["w1|/opt/venv/bin/python|0.1.0", "w2|/opt/venv/bin/python|missing: No module"]
+    >>> print(worker_problem(reports, "0.1.0", "spark://m:7077"))  # doctest: +ELLIPSIS
+    A worker of the cluster spark://m:7077 cannot run server_ext 0.1.0: w2 (Python /opt/venv/...
+    >>> worker_problem(reports[:1], "0.1.0", "spark://m:7077") is None
+    True
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from server_ext.cluster import is_local_master
+from tableapi.errors import ServerError
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
+
+#: Tasks of the check job: enough that every executor of a small cluster runs some.
+CHECK_TASKS = 16
+#: How long the check waits for executors (a cluster with no worker never runs a task).
+CHECK_TIMEOUT_S = 90.0
+MASTER_CONF = "spark.master"
+
+
+def _report(_: Any) -> str:
+    """What one Python worker has: ``host|interpreter|version`` (or ``missing: why``).
+    Runs on the executors: it imports nothing of this package (pickled by value)."""
+    import socket
+    import sys
+
+    try:
+        import server_ext
+
+        version = str(server_ext.__version__)
+    except Exception as e:  # any import failure is what the check reports
+        version = f"missing: {type(e).__name__}: {e}"
+    return f"{socket.gethostname()}|{sys.executable}|{version}"
+
+
+def worker_problem(reports: Iterable[str], expected: str, master: str) -> str | None:
+    """The message for hosts whose Python lacks ``server_ext`` ``expected``, or None."""
+    bad = []
+    for report in sorted(set(reports)):
+        host, python, version = report.split("|", 2)
+        if version.startswith("missing: "):
+            bad.append(f"{host} (Python {python}: no server_ext, {version[9:]})")
+        elif version != expected:
+            bad.append(f"{host} (Python {python}: server_ext {version})")
+    if not bad:
+        return None
+    return (
+        f"A worker of the cluster {master} cannot run server_ext {expected}: "
+        + "; ".join(bad)
+        + f".\nFix: on each such host install the same version into the Python the executors "
+        f"run (spark.pyspark.python): pip install flink-tableapi-spark=={expected} "
+        "(the project's image has it), then restart that worker."
+    )
+
+
+def check_workers(spark: SparkSession, url: str, expected: str) -> None:
+    """Refuse a cluster server whose executors' Python lacks ``server_ext`` ``expected``
+    (see the module's text); nothing on a local master."""
+    master = spark.conf.get(MASTER_CONF, "local") or "local"
+    if is_local_master(master):
+        return
+    from pyspark.sql.connect import functions as F
+    from pyspark.sql.types import StringType
+
+    report: Any = F.udf(_report_by_value(), StringType())
+    job = spark.range(0, CHECK_TASKS, 1, CHECK_TASKS).select(report("id").alias("r")).distinct()
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.extend(row["r"] for row in job.collect())
+        except BaseException as e:  # handed to the caller's thread
+            failure.append(e)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(CHECK_TIMEOUT_S)
+    if worker.is_alive():
+        spark.interruptAll()
+        raise ServerError(
+            f"The Spark Connect server at {url} runs on the cluster {master}, but no executor "
+            f"ran a task within {CHECK_TIMEOUT_S:.0f} s: is a worker registered with the "
+            "master and does it have free cores? (The master's web UI lists its workers.)"
+        )
+    if failure:
+        first = str(failure[0]).strip().splitlines()[0] if str(failure[0]).strip() else ""
+        raise ServerError(
+            f"The executors of the cluster {master} (server {url}) cannot run Python: "
+            f"{first}\nFix: each worker needs Python with flink-tableapi-spark=={expected} "
+            "at the path spark.pyspark.python names (the project's image has it)."
+        ) from None
+    problem = worker_problem(result, expected, master)
+    if problem:
+        raise ServerError(problem)
+
+
+def _report_by_value() -> Any:
+    """:func:`_report` as a function cloudpickle sends by value: workers need not have this
+    package (that is what is checked)."""
+    import types
+
+    return types.FunctionType(_report.__code__, {"__builtins__": __builtins__}, "_report")
