@@ -73,6 +73,18 @@ class TableConfig:
             raise
         return self
 
+    def reset(self, key: str | None = None) -> TableConfig:
+        """Forget an option (every option when ``key`` is None): SQL's ``RESET``.
+
+        >>> TableConfig().set(STATE_TTL, "1 h").reset(STATE_TTL).to_dict()
+        {}
+        """
+        if key is None:
+            self._values.clear()
+        else:
+            self._values.pop(key, None)
+        return self
+
     def _check(self, key: str) -> None:
         """Read ``key`` the way the planner will, so that a bad value fails now."""
         if key == STATE_TTL:

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.connect.session import SparkSession
 
+    from tableapi.result import TableResult
+    from tableapi.sql.statements import StatementSet
+
 MODES = ("batch", "streaming")
 _embedded: session.EmbeddedServer | None = None
 _embedded_lock = threading.Lock()
@@ -174,6 +177,16 @@ class TableEnvironment:
         """
         return sorted(self._tables)
 
+    def list_views(self) -> list[str]:
+        """The registered views (``create_temporary_view``, ``CREATE VIEW``), sorted.
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_view("Ids", env.from_elements([(1,)], ["id"]))
+        >>> env.list_views()
+        ['Ids']
+        """
+        return sorted(n for n, t in self._tables.items() if isinstance(t, Table))
+
     def from_path(self, path: str) -> Table:
         """The table registered as ``path``.
 
@@ -192,6 +205,21 @@ Register it with create_temporary_table().
         if isinstance(entry, Table):
             return entry
         return Table(Scan(path, _source_of(entry), entry.table_schema), self)
+
+    def from_path_with_options(self, path: str, options: dict[str, str]) -> Table:
+        """The connector table ``path`` read with some options changed (SQL's dynamic table
+        options, ``FROM Orders /*+ OPTIONS('k' = 'v') */``), checked as the table's own are.
+
+        >>> watched = env.from_path_with_options("Orders", {"source.monitor-interval": "1 s"})
+        >>> watched.explain().splitlines()[1]
+        'LogicalTableScan(table=[[default_catalog, default_database, Orders]])'
+        """
+        entry = self.descriptor(path)
+        builder = TableDescriptor.for_connector(entry.connector).schema(entry.table_schema)
+        for key, value in {**entry.options, **options}.items():
+            builder.option(key, value)
+        changed = builder.build()
+        return Table(Scan(path, _source_of(changed), changed.table_schema), self)
 
     def descriptor(self, path: str) -> TableDescriptor:
         """The descriptor of a table created with ``create_temporary_table``.
@@ -276,6 +304,58 @@ Register it with create_temporary_table().
         self._functions[name.lower()] = function
 
     create_temporary_system_function = create_temporary_function
+
+    def function_names(self) -> list[str]:
+        """The registered functions (scalar and temporal table functions), lower case, sorted.
+
+        >>> from tableapi import udf
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_function("Twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> env.function_names()
+        ['twice']
+        """
+        return sorted({*self._functions, *self._temporal_functions})
+
+    # -- SQL --------------------------------------------------------------------------------------
+    def execute_sql(self, statement: str) -> TableResult:
+        """Run one SQL statement: ``CREATE [TEMPORARY] TABLE|VIEW``, ``DROP``, ``SHOW``,
+        ``DESCRIBE``, ``EXPLAIN``, ``SET``/``RESET``, ``INSERT INTO``, ``EXECUTE STATEMENT SET``
+        or a query (run as ``sql_query(q).execute()``). DDL returns an ``OK`` result.
+
+        >>> env = TableEnvironment.create()
+        >>> env.execute_sql("CREATE TABLE T (id BIGINT, name STRING) WITH ("
+        ...                 "'connector' = 'filesystem', 'path' = '/data/t', 'format' = 'csv')"
+        ...                 ).collect()
+        [+I[OK]]
+        >>> env.execute_sql("DESCRIBE T").collect()[0]
+        +I[id, BIGINT, TRUE, , , ]
+        """
+        from tableapi.sql.statements import execute_sql  # the SQL layer sits on this API
+
+        return execute_sql(self, statement)
+
+    def sql_query(self, query: str) -> Table:
+        """A SQL query as a Table: the same plan the Table API builds, to ``explain()``,
+        ``execute()`` or go on with in the Table API (and registered tables and views, Table
+        API ones too, are queryable).
+
+        >>> cheap = env.sql_query("SELECT id, name FROM Products WHERE price < 5")
+        >>> cheap.join(orders, col("id") == col("product_id")).column_names[:3]
+        ('id', 'name', 'order_id')
+        """
+        from tableapi.sql.statements import sql_query
+
+        return sql_query(self, query)
+
+    def create_statement_set(self) -> StatementSet:
+        """A statement set: several INSERTs planned together and run by ``execute()``.
+
+        >>> type(env.create_statement_set()).__name__
+        'StatementSet'
+        """
+        from tableapi.sql.statements import StatementSet
+
+        return StatementSet(self)
 
     # -- what a Table asks of its environment (table.TableContext) ---------------------------------
     def resolve(self, expr: Expression) -> Expression:

@@ -29,6 +29,48 @@ class ValidationError(TableApiError, ValueError):
     """
 
 
+class SqlParserError(ValidationError):
+    """A SQL statement that does not parse (Flink's ``SqlParserException``): the message
+    says where (``line``, ``column``, 1-based) and what was expected there.
+
+    >>> env.execute_sql("SELECT id FORM Products")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.SqlParserError: SQL parse failed. Encountered "Products" at line 1, \
+column 16. Was expecting one of: <EOF>, ",", ";", "EXCEPT", "FETCH", "FROM", ... \
+("FORM" at line 1, column 11 was read as an alias: did you mean FROM?)
+    """
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class SqlValidationError(ValidationError):
+    """A SQL statement that parses but is invalid (Flink's ``ValidationException`` for SQL):
+    an unknown table or column, a type mismatch, an unsupported clause. The message gives
+    the span (``line``, ``column`` to ``end_line``, ``end_column``, 1-based) and the names in
+    scope.
+
+    >>> env.execute_sql("SELECT nme FROM Products")
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.SqlValidationError: SQL validation failed. From line 1, column 8 to \
+line 1, column 10: Column 'nme' not found in any table. Columns in scope: [Products.id, \
+Products.name, Products.price]. Did you mean 'name'?
+    """
+
+    def __init__(
+        self, message: str, line: int, column: int, end_line: int, end_column: int
+    ) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
+
+
 class ServerError(TableApiError, RuntimeError):
     """The Spark Connect server is missing, unreachable or lacks the right server_ext.
 

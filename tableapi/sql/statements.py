@@ -1,0 +1,549 @@
+"""SQL statements run against a ``TableEnvironment``: what ``execute_sql``, ``sql_query``
+and statement sets do with a parsed statement.
+
+DDL becomes the Table API's catalog calls (``CREATE TABLE`` builds a ``TableDescriptor``, so
+a table's options are checked by the same rules, with the same messages); a query becomes a
+``Table`` (:mod:`.planner`); ``INSERT INTO`` is that table's ``execute_insert``. A statement is
+planned whole before anything runs: a statement set whose third INSERT is invalid runs none.
+
+Example::
+
+    >>> env = TableEnvironment.create()
+    >>> env.execute_sql('''
+    ...     CREATE TABLE Orders (
+    ...       id BIGINT, amount INT, ts TIMESTAMP(3),
+    ...       WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+    ...     ) WITH ('connector' = 'filesystem', 'path' = '/data/orders', 'format' = 'json')
+    ... ''').print()
+    +--------+
+    | result |
+    +--------+
+    | OK     |
+    +--------+
+    1 row in set
+    >>> env.execute_sql("SHOW TABLES").collect()
+    [+I[Orders]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tableapi.descriptor import TableDescriptor
+from tableapi.errors import SqlValidationError, ValidationError
+from tableapi.expressions import col, lit
+from tableapi.functions import FUNCTIONS
+from tableapi.result import Row, RowKind, TableResult, tableau
+from tableapi.schema import ComputedColumn, Schema
+from tableapi.sql import syntax as S
+from tableapi.sql.parser import parse_query, parse_statement
+from tableapi.sql.planner import Relation, Scope, SqlPlanner
+from tableapi.types import DataType, Field, RowType, TimeKind
+
+if TYPE_CHECKING:
+    from tableapi.environment import TableEnvironment
+    from tableapi.table import Table
+
+_STRING = DataType("STRING")
+# Built-ins of the expression trees that SQL writes as syntax, not as function calls.
+_NOT_SQL_FUNCTIONS = frozenset(
+    {"asc", "desc", "between", "not_between", "in", "is_null", "is_not_null", "negate", "not"}
+)
+
+
+class LocalTableResult(TableResult):
+    """The result of a statement that runs no query (DDL, SHOW, DESCRIBE, EXPLAIN, SET):
+    rows computed on the client.
+
+    >>> result = LocalTableResult(RowType.of(("result", _STRING)), [("OK",)])
+    >>> result.collect()
+    [+I[OK]]
+    """
+
+    def __init__(self, row_type: RowType, rows: Sequence[tuple[Any, ...]], raw: bool = False):
+        super().__init__(None, row_type)
+        self._rows = [tuple(r) for r in rows]
+        self._raw = raw  # EXPLAIN: print the text as it is, as Flink does
+
+    def collect(self) -> list[Row]:
+        return [Row.of(RowKind.INSERT, self.row_type.names, r) for r in self._rows]
+
+    def print(self) -> None:
+        if self._raw:
+            for r in self._rows:
+                print(r[0])
+            return
+        print(tableau(self.row_type.names, self._rows))
+
+    def materialize(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self._rows, columns=list(self.row_type.names))
+
+    to_pandas = materialize
+
+
+def _ok() -> LocalTableResult:
+    return LocalTableResult(RowType.of(("result", _STRING)), [("OK",)])
+
+
+class StatementSetResult(TableResult):
+    """The result of a statement set: its inserts, run together; ``wait()`` waits for all,
+    ``cancel()`` stops all."""
+
+    def __init__(self, results: Sequence[TableResult], sinks: Sequence[str]) -> None:
+        fields = tuple(
+            Field(f"default_catalog.default_database.{s}", DataType("BIGINT")) for s in sinks
+        )
+        super().__init__(None, RowType(fields))
+        self.results = list(results)
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        for r in self.results:
+            r.wait(timeout_s)
+
+    def cancel(self) -> None:
+        for r in self.results:
+            r.cancel()
+
+
+def execute_sql(env: TableEnvironment, text: str) -> TableResult:
+    """Run one statement (see ``TableEnvironment.execute_sql``)."""
+    stmt = parse_statement(text)
+    return _Runner(env, text).run(stmt)
+
+
+def sql_query(env: TableEnvironment, text: str) -> Table:
+    """A query as a Table (see ``TableEnvironment.sql_query``)."""
+    query = parse_query(text)
+    return SqlPlanner(env, text).query(query)
+
+
+class _Runner:
+    def __init__(self, env: TableEnvironment, text: str) -> None:
+        self.env = env
+        self.text = text
+        self.planner = SqlPlanner(env, text)
+
+    def error(self, span: S.Span, message: str) -> SqlValidationError:
+        return self.planner.error(span, message)
+
+    def name(self, parts: tuple[str, ...], span: S.Span) -> str:
+        return self.planner.table_name(parts, span)
+
+    def run(self, stmt: S.Statement) -> TableResult:
+        env = self.env
+        if isinstance(stmt, S.QueryStatement):
+            return self.planner.query(stmt.query).execute()
+        if isinstance(stmt, S.Insert):
+            return self.insert(stmt)()
+        if isinstance(stmt, S.StatementSet):
+            runs = [self.insert(i) for i in stmt.inserts]  # all planned before any runs
+            sinks = [self.name(i.table, i.span) for i in stmt.inserts]
+            return StatementSetResult([run() for run in runs], sinks)
+        if isinstance(stmt, S.CreateTable):
+            return self.create_table(stmt)
+        if isinstance(stmt, S.CreateView):
+            name = self.name(stmt.name, stmt.span)
+            if name in env.list_tables():
+                if stmt.if_not_exists:
+                    return _ok()
+                raise self.error(
+                    stmt.span,
+                    f"Could not execute CreateView in path "
+                    f"`default_catalog`.`default_database`.`{name}`: a table or "
+                    "view of that name exists; DROP it first.",
+                )
+            table = self.planner.query(stmt.query)
+            if stmt.column_aliases:
+                table = self.planner.rename_all(table, stmt.column_aliases, stmt.span)
+            env.create_temporary_view(name, table)
+            return _ok()
+        if isinstance(stmt, S.Drop):
+            return self.drop(stmt)
+        if isinstance(stmt, S.Show):
+            return self.show(stmt)
+        if isinstance(stmt, S.Describe):
+            return self.describe(stmt)
+        if isinstance(stmt, S.Explain):
+            return LocalTableResult(
+                RowType.of(("result", _STRING)), [(self.explain(stmt.statement),)], raw=True
+            )
+        if isinstance(stmt, S.SetOption):
+            if stmt.key is None:
+                rows = sorted(env.config.to_dict().items())
+                return LocalTableResult(RowType.of(("key", _STRING), ("value", _STRING)), rows)
+            with self.planner.at(stmt.span):
+                env.config.set(stmt.key, stmt.value)
+            return _ok()
+        if isinstance(stmt, S.ResetOption):
+            env.config.reset(stmt.key)
+            return _ok()
+        raise AssertionError(f"unknown statement {stmt!r}")
+
+    # -- INSERT -----------------------------------------------------------------------------
+    def insert(self, stmt: S.Insert) -> Any:
+        """Plan an INSERT; returns the call that runs it (``execute_insert``)."""
+        name = self.name(stmt.table, stmt.span)
+        if name not in self.env.list_tables():
+            raise self.error(
+                stmt.span,
+                f"Table `default_catalog`.`default_database`.`{name}` "
+                f"does not exist. Tables: {self.env.list_tables()}.",
+            )
+        if name in self.env.list_views():
+            raise self.error(
+                stmt.span, f"'{name}' is a view: INSERT INTO a table with a connector."
+            )
+        table = self.planner.query(stmt.query)
+        if stmt.columns:
+            table = self.target_columns(table, name, stmt)
+        physical = self.env.descriptor(name).table_schema.physical_row_type
+        with self.planner.at(stmt.span):
+            if len(table.column_names) != len(physical):
+                raise ValidationError(
+                    f"Column types of query result and sink for "
+                    f"'default_catalog.default_database.{name}' do not match: the query has "
+                    f"{len(table.column_names)} columns [{', '.join(table.column_names)}], the "
+                    f"sink's physical columns are [{', '.join(physical.names)}] (computed "
+                    "columns are not written)."
+                )
+            table.explain()  # the plan is valid in this mode (streaming checks included)
+
+        def run() -> TableResult:
+            with self.planner.at(stmt.span):
+                return table.execute_insert(name, overwrite=stmt.overwrite)
+
+        return run
+
+    def target_columns(self, table: Table, name: str, stmt: S.Insert) -> Table:
+        """``INSERT INTO t (b, a) SELECT ..``: the query's columns in the sink's order, NULL
+        for the sink's columns not listed."""
+        physical = self.env.descriptor(name).table_schema.physical_row_type
+        with self.planner.at(stmt.span):
+            unknown = [c for c in stmt.columns if c not in physical]
+            if unknown:
+                raise ValidationError(
+                    f"Unknown target column(s) {unknown} of '{name}'; its physical columns are "
+                    f"[{', '.join(physical.names)}]."
+                )
+            if len(stmt.columns) != len(table.column_names):
+                raise ValidationError(
+                    f"The target column list has {len(stmt.columns)} columns and the query "
+                    f"{len(table.column_names)} [{', '.join(table.column_names)}]."
+                )
+            source = dict(zip(stmt.columns, table.column_names, strict=True))
+            fields = [
+                col(source[f.name]).alias(f.name)
+                if f.name in source
+                else lit(None).cast(f.type.plain()).alias(f.name)
+                for f in physical
+            ]
+            return table.select(*fields)
+
+    # -- DDL --------------------------------------------------------------------------------
+    def create_table(self, stmt: S.CreateTable) -> TableResult:
+        env = self.env
+        name = self.name(stmt.name, stmt.span)
+        if name in env.list_tables():
+            if stmt.if_not_exists:
+                return _ok()
+            raise self.error(
+                stmt.span,
+                f"Could not execute CreateTable in path "
+                f"`default_catalog`.`default_database`.`{name}`: table (or view) "
+                "of that name exists already; DROP it first or write CREATE "
+                "TABLE IF NOT EXISTS.",
+            )
+        if stmt.like is not None:
+            raise self.planner.refuse(stmt.span, "CREATE TABLE ... LIKE")
+        if stmt.partitioned_by:
+            raise self.planner.refuse(stmt.span, "PARTITIONED BY")
+        options = {k: v for k, v, _ in stmt.options}
+        connector = options.pop("connector", None)
+        if connector is None:
+            raise self.error(
+                stmt.span,
+                "Table options do not contain an option key "
+                "'connector' for discovering a connector: add WITH ('connector' "
+                "= 'filesystem', ...).",
+            )
+        if stmt.as_query is not None:
+            return self.create_table_as(stmt, name, connector, options)
+        schema = self.schema(stmt)
+        descriptor = self.descriptor(stmt, connector, schema, options)
+        env.create_temporary_table(name, descriptor)
+        return _ok()
+
+    def schema(self, stmt: S.CreateTable) -> Schema:
+        builder = Schema.new_builder()
+        scope = Scope(free=True)
+        inline_pk = [c.name for c in stmt.columns if c.primary_key]
+        for c in stmt.columns:
+            with self.planner.at(c.span):
+                if c.metadata:
+                    raise ValidationError("METADATA columns are not supported by this product.")
+                if c.expr is not None:
+                    builder.column_by_expression(c.name, self.planner.expr(c.expr, scope))
+                else:
+                    assert c.type is not None
+                    builder.column(c.name, c.type)
+        if stmt.watermark is not None:
+            wm = stmt.watermark
+            with self.planner.at(wm.span):
+                builder.watermark(wm.column, self.planner.expr(wm.expr, scope))
+        if inline_pk and stmt.primary_key:
+            raise self.error(
+                stmt.span,
+                "A table has one PRIMARY KEY: declare it inline or as a constraint, not both.",
+            )
+        pk = stmt.primary_key or tuple(inline_pk)
+        if pk:
+            builder.primary_key(*pk)
+        with self.planner.at(stmt.primary_key_span or stmt.span):
+            return builder.build()
+
+    def descriptor(
+        self, stmt: S.CreateTable, connector: str, schema: Schema, options: dict[str, str]
+    ) -> TableDescriptor:
+        try:
+            builder = TableDescriptor.for_connector(connector).schema(schema)
+            for key, value in options.items():
+                builder.option(key, value)
+            return builder.build()
+        except ValidationError as e:
+            message = str(e)
+            span = stmt.span
+            for key, _, option_span in stmt.options:
+                if key == "connector" and message.startswith("Unknown connector"):
+                    span = option_span
+                    break
+                if f"'{key}'" in message or f"\n{key}\n" in f"\n{message}\n":
+                    span = option_span
+                    break
+            raise self.error(span, message) from None
+
+    def create_table_as(
+        self, stmt: S.CreateTable, name: str, connector: str, options: dict[str, str]
+    ) -> TableResult:
+        """``CREATE TABLE t WITH (..) AS SELECT ..``: a table of the query's columns, then
+        the query inserted into it."""
+        if stmt.columns or stmt.watermark is not None or stmt.primary_key:
+            raise self.planner.refuse(
+                stmt.span, "Columns, watermarks or keys declared with CREATE TABLE ... AS SELECT"
+            )
+        assert stmt.as_query is not None
+        table = self.planner.query(stmt.as_query)
+        schema = Schema.new_builder().from_row_type(table.row_type).build()
+        descriptor = self.descriptor(stmt, connector, schema, options)
+        with self.planner.at(stmt.span):
+            table.explain()
+        self.env.create_temporary_table(name, descriptor)
+        with self.planner.at(stmt.span):
+            return table.execute_insert(name)
+
+    def drop(self, stmt: S.Drop) -> TableResult:
+        env = self.env
+        name = self.name(stmt.name, stmt.span)
+        is_view = name in env.list_views()
+        if name not in env.list_tables():
+            if stmt.if_exists:
+                return _ok()
+            what = "Table" if stmt.what == "TABLE" else "View"
+            raise self.error(
+                stmt.span,
+                f"{what} with identifier 'default_catalog.default_database.{name}' does not exist.",
+            )
+        if is_view != (stmt.what == "VIEW"):
+            kind = "a view" if is_view else "a table"
+            raise self.error(
+                stmt.span, f"'{name}' is {kind}: use DROP {'VIEW' if is_view else 'TABLE'} {name}."
+            )
+        env.drop_temporary_table(name)
+        return _ok()
+
+    # -- SHOW, DESCRIBE, EXPLAIN ----------------------------------------------------------------
+    def show(self, stmt: S.Show) -> TableResult:
+        env = self.env
+        if stmt.what == "TABLES":
+            return LocalTableResult(
+                RowType.of(("table name", _STRING)), [(t,) for t in env.list_tables()]
+            )
+        if stmt.what == "VIEWS":
+            return LocalTableResult(
+                RowType.of(("view name", _STRING)), [(t,) for t in env.list_views()]
+            )
+        if stmt.what == "FUNCTIONS":
+            builtin = {n for n, f in FUNCTIONS.items() if f.infix is None} - _NOT_SQL_FUNCTIONS
+            names = sorted(
+                {n for n in builtin if not n.endswith("_distinct")} | set(env.function_names())
+            )
+            return LocalTableResult(RowType.of(("function name", _STRING)), [(n,) for n in names])
+        name = self.name(stmt.name, stmt.span)
+        return LocalTableResult(
+            RowType.of(("result", _STRING)), [(self.show_create(stmt, name),)], raw=True
+        )
+
+    def show_create(self, stmt: S.Show, name: str) -> str:
+        env = self.env
+        if name not in env.list_tables():
+            raise self.error(
+                stmt.span,
+                f"Could not execute SHOW {stmt.what.split()[1]}. "
+                f"Table or view with identifier "
+                f"'default_catalog.default_database.{name}' doesn't exist.",
+            )
+        if name in env.list_views():
+            if stmt.what != "CREATE VIEW":
+                raise self.error(stmt.span, f"'{name}' is a view: SHOW CREATE VIEW {name}.")
+            raise self.planner.refuse(
+                stmt.span, "SHOW CREATE VIEW of a view defined by a Table API program"
+            )
+        if stmt.what != "CREATE TABLE":
+            raise self.error(stmt.span, f"'{name}' is a table: SHOW CREATE TABLE {name}.")
+        d = env.descriptor(name)
+        options = ",\n".join(
+            f"  '{k}' = '{v}'" for k, v in {"connector": d.connector, **d.options}.items()
+        )
+        body = str(d.table_schema)[1:-1].strip("\n")
+        return (
+            f"CREATE TEMPORARY TABLE `default_catalog`.`default_database`.`{name}` (\n{body}\n) "
+            f"WITH (\n{options}\n)"
+        )
+
+    def describe(self, stmt: S.Describe) -> TableResult:
+        env = self.env
+        name = self.name(stmt.name, stmt.span)
+        if name not in env.list_tables():
+            raise self.error(
+                stmt.span,
+                f"Tables or views with the identifier "
+                f"'default_catalog.default_database.{name}' doesn't exist.",
+            )
+        columns = ("name", "type", "null", "key", "extras", "watermark")
+        row_type = RowType(tuple(Field(c, _STRING) for c in columns))
+        rows: list[tuple[Any, ...]] = []
+        if name in env.list_views():
+            for f in env.from_path(name).row_type:
+                rows.append((f.name, _describe_type(f.type), _bool(f.type.nullable), "", "", ""))
+            return LocalTableResult(row_type, rows)
+        schema = env.descriptor(name).table_schema
+        pk = f"PRI({', '.join(schema.primary_key)})" if schema.primary_key else ""
+        for c, f in zip(schema.columns, schema.row_type, strict=True):
+            extras = f"AS {c.expr}" if isinstance(c, ComputedColumn) else ""
+            watermark = ""
+            if schema.watermark is not None and schema.watermark.column == c.name:
+                watermark = str(schema.watermark.expr)
+            key = pk if c.name in schema.primary_key else ""
+            rows.append(
+                (c.name, _describe_type(f.type), _bool(f.type.nullable), key, extras, watermark)
+            )
+        return LocalTableResult(row_type, rows)
+
+    def explain(self, stmt: S.Statement) -> str:
+        if isinstance(stmt, S.QueryStatement):
+            table = self.planner.query(stmt.query)
+            with self.planner.at(stmt.span):
+                return table.explain()
+        inserts = stmt.inserts if isinstance(stmt, S.StatementSet) else (stmt,)
+        texts = []
+        for ins in inserts:
+            assert isinstance(ins, S.Insert)
+            name = self.name(ins.table, ins.span)
+            self.insert(ins)  # checks the insert as running it would
+            table = self.planner.query(ins.query)
+            if ins.columns:
+                table = self.target_columns(table, name, ins)
+            with self.planner.at(ins.span):
+                texts.append(_sink_explain(table.explain(), name, table.column_names))
+        return "\n\n".join(texts)
+
+
+def _sink_explain(text: str, sink: str, fields: tuple[str, ...]) -> str:
+    """The query's plans under a sink node, as Flink explains an INSERT."""
+    head = f"Sink(table=[default_catalog.default_database.{sink}], fields=[{', '.join(fields)}])"
+    out = []
+    for section in text.split("\n\n"):
+        title, _, body = section.partition("\n")
+        if title in ("== Abstract Syntax Tree ==", "== Optimized Physical Plan =="):
+            node = ("Logical" if title.startswith("== Abstract") else "") + head
+            lines = body.splitlines()
+            body = "\n".join(
+                [node, *(("+- " if i == 0 else "   ") + ln for i, ln in enumerate(lines))]
+            )
+        out.append(f"{title}\n{body}")
+    return "\n\n".join(out)
+
+
+def _describe_type(t: DataType) -> str:
+    """A column's type as DESCRIBE shows it: no NULL mark, no rowtime mark (Flink's)."""
+    shown = t.with_nullable(True)
+    if shown.time_kind is TimeKind.ROWTIME:
+        shown = shown.plain()
+    return str(shown)
+
+
+def _bool(value: bool) -> str:
+    return "TRUE" if value else "FALSE"
+
+
+class StatementSet:
+    """Several INSERTs run together (``env.create_statement_set()``); nothing runs until
+    :meth:`execute`, and every insert is planned before the first runs.
+
+    >>> s = env.create_statement_set()
+    >>> s = s.add_insert_sql("INSERT INTO Expensive SELECT * FROM Products WHERE price > 5")
+    >>> s = s.add_insert("Printed", products)
+    >>> print(s.explain().splitlines()[1])
+    LogicalSink(table=[default_catalog.default_database.Expensive], fields=[id, name, price])
+    """
+
+    def __init__(self, env: TableEnvironment) -> None:
+        self._env = env
+        self._inserts: list[tuple[str, Table, bool, str]] = []
+
+    def add_insert_sql(self, statement: str) -> StatementSet:
+        """Add ``INSERT INTO t SELECT ...`` (planned now: an invalid one fails here)."""
+        stmt = parse_statement(statement)
+        if not isinstance(stmt, S.Insert):
+            raise ValidationError(
+                f"add_insert_sql() takes an INSERT INTO ... statement; got {type(stmt).__name__}."
+            )
+        runner = _Runner(self._env, statement)
+        name = runner.name(stmt.table, stmt.span)
+        runner.insert(stmt)
+        table = runner.planner.query(stmt.query)
+        if stmt.columns:
+            table = runner.target_columns(table, name, stmt)
+        self._inserts.append((name, table, stmt.overwrite, statement))
+        return self
+
+    def add_insert(self, target_path: str, table: Table, overwrite: bool = False) -> StatementSet:
+        """Add ``table.execute_insert(target_path, overwrite)`` to the set."""
+        self._inserts.append((target_path, table, overwrite, ""))
+        return self
+
+    def explain(self) -> str:
+        """The plans of the inserts, each under its sink."""
+        return "\n\n".join(
+            _sink_explain(t.explain(), name, t.column_names) for name, t, _, _ in self._inserts
+        )
+
+    def execute(self) -> TableResult:
+        """Run every insert; ``wait()`` on the result waits for all of them."""
+        if not self._inserts:
+            raise ValidationError("No INSERT in this statement set: add_insert_sql() first.")
+        for name, table, _, _ in self._inserts:  # plan every insert before any runs
+            physical = self._env.descriptor(name).table_schema.physical_row_type
+            if len(table.column_names) != len(physical):
+                raise ValidationError(
+                    f"Cannot insert [{', '.join(table.column_names)}] into {name!r}: its "
+                    f"physical columns are [{', '.join(physical.names)}]."
+                )
+            table.explain()
+        results = [t.execute_insert(n, overwrite=o) for n, t, o, _ in self._inserts]
+        return StatementSetResult(results, [n for n, _, _, _ in self._inserts])
+
+
+__all__ = ["LocalTableResult", "Relation", "StatementSet", "execute_sql", "sql_query"]
