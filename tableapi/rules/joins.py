@@ -17,8 +17,6 @@ from tableapi.expressions import (
 )
 from tableapi.plan import EquiKey, Filter, Join, JoinKind, PlanNode, Project, TemporalJoin
 
-_fresh = itertools.count()
-
 
 def in_subquery_to_semi_join(plan: PlanNode) -> PlanNode:
     """``where(col("x").in_(t))`` -> ``Join(LeftSemiJoin, x = t.c)``, as Flink does; with
@@ -26,6 +24,8 @@ def in_subquery_to_semi_join(plan: PlanNode) -> PlanNode:
     null-aware anti join: a row is kept when no row of ``t`` equals it or makes the
     comparison NULL, so a NULL in ``t`` keeps no row, and a NULL ``x`` is kept only when
     ``t`` is empty. Where neither side can be NULL that is a plain anti join (NOT EXISTS)."""
+    # Fresh names numbered per plan, so that one program always explains alike.
+    fresh = itertools.count()
 
     def rewrite(node: PlanNode) -> PlanNode | None:
         if not isinstance(node, Filter):
@@ -40,16 +40,15 @@ def in_subquery_to_semi_join(plan: PlanNode) -> PlanNode:
             if sub is None:
                 rest.append(term)
             else:
-                current = _subquery_join(current, *sub)
+                current = _subquery_join(current, *sub, next(fresh))
         return Filter(current, and_(*rest)) if rest else current
 
     return plan.transform_up(rewrite)
 
 
-def _subquery_join(outer: PlanNode, sub: InTable, negated: bool) -> Join:
+def _subquery_join(outer: PlanNode, sub: InTable, negated: bool, n: int) -> Join:
     query = sub.query
     # Fresh names keep the subquery's columns from clashing with the outer row.
-    n = next(_fresh)
     inner = tuple(f"__in_{n}_{i}" for i in range(len(query.row_type)))
     renamed = Project(query, tuple(Column(c) for c in query.row_type.names), inner)
     equal = and_(*(Call("equals", (v, Column(c))) for v, c in zip(sub.values, inner, strict=True)))

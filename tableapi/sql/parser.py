@@ -102,7 +102,16 @@ _RESERVED_FUNCTIONS = frozenset(("LEFT", "RIGHT"))
 _NILADIC = ("CURRENT_TIMESTAMP", "CURRENT_DATE", "LOCALTIMESTAMP", "CURRENT_TIME", "LOCALTIME")
 _INTERVAL_UNITS = ("YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND")
 _PLURAL_UNITS = {f"{u}S": u for u in _INTERVAL_UNITS}
-_COMPARISONS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_COMPARISONS = {
+    "<=>": "is_not_distinct",
+    "=": "=",
+    "<>": "<>",
+    "!=": "<>",
+    "<": "<",
+    "<=": "<=",
+    ">": ">",
+    ">=": ">=",
+}
 
 _TOKEN = re.compile(
     r"""
@@ -112,7 +121,7 @@ _TOKEN = re.compile(
   | (?P<comment>/\*)
   | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_$]*)
-  | (?P<op><>|!=|<=|>=|\|\||\*/|[-+*/%=<>(),.;\[\]:])
+  | (?P<op><=>|<>|!=|<=|>=|\|\||\*/|[-+*/%=<>(),.;\[\]:])
     """,
     re.VERBOSE,
 )
@@ -1335,7 +1344,7 @@ def parse_statement(text: str) -> Statement:
     """
     parser = Parser(text)
     if parser.tok.kind == "eof":
-        raise SqlParserError("SQL parse failed. The statement is empty.", 1, 1)
+        raise SqlParserError("SQL parse failed. The statement is empty (line 1, column 1).", 1, 1)
     stmt = parser.statement()
     parser.end_of_statement()
     return stmt

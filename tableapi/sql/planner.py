@@ -130,10 +130,17 @@ class Source:
 class SqlPlanner:
     """Translates the syntax tree of one statement into Table API calls on ``env``."""
 
-    def __init__(self, env: TableEnvironment, text: str) -> None:
-        self.env = env
+    def __init__(self, env: TableEnvironment | None, text: str) -> None:
+        self.env = env  # None: a lone expression (a computed column's), no catalog
         self.text = text
         self._ctes: list[dict[str, Table]] = []
+
+    @property
+    def catalog(self) -> TableEnvironment:
+        """The environment whose tables and functions a query reads."""
+        if self.env is None:
+            raise ValidationError(f"{self.text!r} is an expression: it reads no table.")
+        return self.env
 
     # -- errors ---------------------------------------------------------------------------------
     def error(self, span: S.Span, message: str) -> SqlValidationError:
@@ -266,7 +273,7 @@ class SqlPlanner:
         names = [f"EXPR${i}" for i in range(width)]
         fields = list(zip(names, types, strict=True))
         with self.at(v.span):
-            return self.env.from_elements(rows, RowType.of(*fields))
+            return self.catalog.from_elements(rows, RowType.of(*fields))
 
     def select(self, sel: S.Select, outer: Scope | None, q: S.Query | None) -> Table:
         """One SELECT block (with its query's ORDER BY and LIMIT, which may name input
@@ -275,7 +282,7 @@ class SqlPlanner:
         consumed: set[int] = set()
         if sel.from_ is None:
             with self.at(sel.span):
-                dual = self.env.from_elements([(0,)], "ZERO INT")
+                dual = self.catalog.from_elements([(0,)], "ZERO INT")
             source = Source(dual, ())
         else:
             source = self.from_item(sel.from_, outer, conjuncts, consumed)
@@ -560,7 +567,7 @@ class SqlPlanner:
                 break
         catalog_table = None
         if table is None:
-            tables = self.env.list_tables()
+            tables = self.catalog.list_tables()
             if name not in tables:
                 similar = [t for t in tables if t.lower() == name.lower()]
                 similar = similar or difflib.get_close_matches(name, tables, n=1)
@@ -571,10 +578,10 @@ class SqlPlanner:
             with self.at(ref.span):
                 options = [o for h in ref.hints for o in self.table_hint(h, name)]
                 if options:
-                    table = self.env.from_path_with_options(name, dict(options))
+                    table = self.catalog.from_path_with_options(name, dict(options))
                 else:
-                    table = self.env.from_path(name)
-            if name not in self.env.list_views():
+                    table = self.catalog.from_path(name)
+            if name not in self.catalog.list_views():
                 catalog_table = name
         elif ref.hints:
             raise self.error(
@@ -699,14 +706,14 @@ class SqlPlanner:
         In ``FROM o, LATERAL TABLE(..)`` (or ``LEFT JOIN .. ON TRUE``) the WHERE terms on the
         function's columns are the join condition, as Flink plans it."""
         fn_name = ref.call.name
-        fn = self.env.temporal_function(fn_name)
+        fn = self.catalog.temporal_function(fn_name)
         if fn is None:
             raise self.error(
                 ref.call.span,
                 f"No temporal table function '{fn_name}'. "
                 "Register one with env.create_temporary_function(name, table."
                 "create_temporal_table_function(time, key)); registered: "
-                f"{self.env.temporal_function_names()}.",
+                f"{self.catalog.temporal_function_names()}.",
             )
         if len(ref.call.args) != 1:
             raise self.error(
@@ -856,7 +863,7 @@ class SqlPlanner:
             if len(parts) != 1:
                 raise self.error(
                     name.span,
-                    f"Qualified column '{name}': refer to the table's columns by name only.",
+                    f"Qualified column '{name}' in {self.text!r}: refer to columns by name only.",
                 )
             return col(parts[0])
         if len(parts) > 2:
@@ -937,6 +944,8 @@ class _ExprBuilder:
     def _build(self, e: S.Expr) -> Expression:
         p = self.p
         b = self._build
+        if self.scope.free and isinstance(e, S.InQuery | S.Exists | S.ScalarQuery):
+            raise p.error(e.span, f"Subqueries are not allowed in the expression {p.text!r}.")
         if isinstance(e, S.Name):
             return p.resolve(e, self.scope)
         if isinstance(e, S.Lit):
@@ -1100,7 +1109,8 @@ class _ExprBuilder:
             raise p.error(
                 e.span, f"DISTINCT is allowed in aggregate functions only; {name} is not one."
             )
-        if self.p.env.temporal_function(e.name) is not None:
+        env = self.p.env
+        if env is not None and env.temporal_function(e.name) is not None:
             raise p.error(
                 e.span,
                 f"{e.name} is a temporal table function: join it with "
@@ -1108,7 +1118,7 @@ class _ExprBuilder:
             )
         with p.at(e.span):
             out = call(e.name, *args)
-            return self.p.env.resolve(out)
+            return env.resolve(out) if env is not None else out
 
     def _aggregate_allowed(self, e: S.Func) -> None:
         if not self.aggregates:

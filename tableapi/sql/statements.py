@@ -301,8 +301,10 @@ class _Runner:
         pk = stmt.primary_key or tuple(inline_pk)
         if pk:
             builder.primary_key(*pk)
-        with self.planner.at(stmt.primary_key_span or stmt.span):
+        try:
             return builder.build()
+        except ValidationError as e:
+            raise self.error(_schema_error_span(stmt, str(e)), str(e)) from None
 
     def descriptor(
         self, stmt: S.CreateTable, connector: str, schema: Schema, options: dict[str, str]
@@ -315,11 +317,13 @@ class _Runner:
         except ValidationError as e:
             message = str(e)
             span = stmt.span
+            head = message.split("Supported options:")[0]  # (Flink's list of all follows)
             for key, _, option_span in stmt.options:
-                if key == "connector" and message.startswith("Unknown connector"):
-                    span = option_span
-                    break
-                if f"'{key}'" in message or f"\n{key}\n" in f"\n{message}\n":
+                if key == "connector":
+                    if message.startswith("Unknown connector"):
+                        span = option_span
+                        break
+                elif f"'{key}'" in head or f"\n{key}\n" in f"\n{head}\n":
                     span = option_span
                     break
             raise self.error(span, message) from None
@@ -458,6 +462,18 @@ class _Runner:
             with self.planner.at(ins.span):
                 texts.append(_sink_explain(table.explain(), name, table.column_names))
         return "\n\n".join(texts)
+
+
+def _schema_error_span(stmt: S.CreateTable, message: str) -> S.Span:
+    """Where in CREATE TABLE a schema error is: the column it names first, else the
+    watermark or the primary key it concerns."""
+    if message.startswith("Primary key") and stmt.primary_key_span is not None:
+        return stmt.primary_key_span
+    if "watermark" in message.lower() and stmt.watermark is not None:
+        return stmt.watermark.span
+    named = [(message.find(f"'{c.name}'"), c.span) for c in stmt.columns]
+    found = sorted((at, span.start, span) for at, span in named if at >= 0)
+    return found[0][2] if found else stmt.span
 
 
 def _sink_explain(text: str, sink: str, fields: tuple[str, ...]) -> str:

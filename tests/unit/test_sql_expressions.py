@@ -68,8 +68,7 @@ def test_interval_literals(text, delta):
 def test_unsupported_interval_unit():
     with pytest.raises(
         ValidationError,
-        match=r"Unsupported interval unit 'YEAR' in \"INTERVAL '5' "
-        r"YEAR\"",
+        match=r"line 1, column 1 to line 1, column 17: An INTERVAL of YEAR is not supported",
     ):
         parse_expression("INTERVAL '5' YEAR")
 
@@ -122,7 +121,7 @@ def test_in_between_null_checks_and_logic():
     assert parse_expression("amount IN (1, 2, 3)").same_as(col("amount").in_(1, 2, 3))
     assert parse_expression("amount BETWEEN 1 AND 10").same_as(col("amount").between(1, 10))
     assert parse_expression("name IS NULL").same_as(col("name").is_null)
-    assert str(parse_expression("name IS NOT NULL")) == "NOT((name IS NULL))"
+    assert parse_expression("name IS NOT NULL").same_as(col("name").is_not_null)
     assert parse_expression("NOT amount > 1").same_as(~(col("amount") > 1))
     assert parse_expression("-amount").same_as(-col("amount"))
     assert parse_expression("amount <> 1").same_as(col("amount") != 1)
