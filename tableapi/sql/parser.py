@@ -559,6 +559,8 @@ class Parser:
                     columns.append(self.column_def())
                 if not self.accept_op(","):
                     break
+                if self.at_op(")"):  # a trailing comma, as FLIP-70's examples write
+                    break
             self.expect_op(")")
         comment = self.string() if self.accept_kw("COMMENT") else None
         partitioned: tuple[str, ...] = ()
@@ -626,6 +628,7 @@ class Parser:
             e_start = self.tok.start
             expr = self.expr()
             text = self.text[e_start : self.span_from(e_start).end]
+            self.accept_kw("VIRTUAL")  # a computed column is virtual (FLIP-70's spelling)
             comment = self.string() if self.accept_kw("COMMENT") else None
             return ColumnDef(name, None, expr, text, False, comment, False, self.span_from(start))
         type_text = self.data_type(allow_null=True)

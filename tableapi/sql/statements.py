@@ -285,7 +285,10 @@ class _Runner:
                 if c.metadata:
                     raise ValidationError("METADATA columns are not supported by this product.")
                 if c.expr is not None:
-                    builder.column_by_expression(c.name, self.planner.expr(c.expr, scope))
+                    expr = c.expr
+                    if _bare_proctime(expr, stmt):  # FLIP-70 writes ``d AS PROCTIME``
+                        expr = S.Func("PROCTIME", (), expr.span)
+                    builder.column_by_expression(c.name, self.planner.expr(expr, scope))
                 else:
                     assert c.type is not None
                     builder.column(c.name, c.type)
@@ -462,6 +465,16 @@ class _Runner:
             with self.planner.at(ins.span):
                 texts.append(_sink_explain(table.explain(), name, table.column_names))
         return "\n\n".join(texts)
+
+
+def _bare_proctime(e: S.Expr, stmt: S.CreateTable) -> bool:
+    """``PROCTIME`` without parentheses where the table has no such column."""
+    return (
+        isinstance(e, S.Name)
+        and len(e.parts) == 1
+        and e.parts[0].upper() == "PROCTIME"
+        and all(c.name != e.parts[0] for c in stmt.columns)
+    )
 
 
 def _schema_error_span(stmt: S.CreateTable, message: str) -> S.Span:
