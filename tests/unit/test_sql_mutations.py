@@ -40,8 +40,7 @@ STATEMENTS = [
     "WITH ('connector' = 'filesystem', 'path' = '/nonexistent/t2', 'format' = 'csv')",
     "CREATE TEMPORARY VIEW Big (id, total) AS SELECT order_id, amount FROM Orders "
     "WHERE amount > 100",
-    "INSERT INTO Out SELECT o.order_id, p.name FROM Orders o JOIN Product p ON "
-    "o.product_id = p.id",
+    "INSERT INTO Out SELECT o.order_id, p.name FROM Orders o JOIN Product p ON o.product_id = p.id",
     "EXECUTE STATEMENT SET BEGIN INSERT INTO Out SELECT order_id, currency FROM Orders; "
     "INSERT INTO Out (name, order_id) SELECT name, id FROM Product; END",
     "EXPLAIN PLAN FOR SELECT DISTINCT currency FROM Orders",
