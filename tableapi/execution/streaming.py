@@ -63,6 +63,7 @@ class StreamingExecutor:
         self._server = server
         self._spark: Callable[[], SparkSession] = server.session
         self._config = config
+        self._server_partitions: str | None = None  # the session's shuffle partitions at first
 
     def _resume_advice(self, job: str | None) -> str:
         """What to do after the server of a running query went away."""
@@ -326,11 +327,11 @@ class StreamingExecutor:
         rocksdb = compiled.state_backend is StateBackend.ROCKSDB
         conf.set(STATE_STORE_PROVIDER, ROCKSDB_PROVIDER if rocksdb else HDFS_PROVIDER)
         conf.set(CHECK_CORRECTNESS, "false")
+        if self._server_partitions is None:  # before this executor ever set it
+            self._server_partitions = conf.get(SHUFFLE_PARTITIONS)
+        # The server's own value when unset (unset() would give Spark's default, 200).
         partitions = self._config.parallelism()
-        if partitions is None:
-            conf.unset(SHUFFLE_PARTITIONS)  # the server's default
-        else:
-            conf.set(SHUFFLE_PARTITIONS, str(partitions))
+        conf.set(SHUFFLE_PARTITIONS, str(partitions or self._server_partitions))
         if compiled.processing_time:
             conf.set(NO_DATA_MICRO_BATCHES, "false")
 

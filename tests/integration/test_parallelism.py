@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from server_ext.conf import SHUFFLE_PARTITIONS
 from tableapi import Table, TableEnvironment, col
 from tableapi.config import CHECKPOINT_DIR, DEFAULT_PARALLELISM, PIPELINE_NAME
 from tableapi.errors import ValidationError
@@ -56,14 +57,17 @@ def test_parallelism_splits_state_and_a_resumed_query_must_keep_it(
     assert len(again.materialize()) == 10
 
 
-def test_a_fresh_query_takes_the_parallelism_it_asks_for(
+def test_a_fresh_query_takes_the_parallelism_it_asks_for_and_the_servers_without(
     senv: TableEnvironment, shared_dir: Path
 ) -> None:
+    server_default = int(senv.spark.conf.get(SHUFFLE_PARTITIONS))
+    assert server_default == 4  # python -m server_ext serve's
     joined = _left_join(senv, shared_dir, 6)
     senv.config.set(CHECKPOINT_DIR, str(shared_dir / "checkpoints"))
-    senv.config.set(PIPELINE_NAME, "two")
-    senv.config.set(DEFAULT_PARALLELISM, "2")
-    joined.execute()
-    checkpoint = str(shared_dir / "checkpoints" / "two" / "checkpoint")
-    assert checkpoint_partitions(senv.spark, checkpoint) == 2
+    for job, asked, want in (("two", "2", 2), ("unset", "-1", server_default)):
+        senv.config.set(PIPELINE_NAME, job)
+        senv.config.set(DEFAULT_PARALLELISM, asked)
+        joined.execute()
+        checkpoint = str(shared_dir / "checkpoints" / job / "checkpoint")
+        assert checkpoint_partitions(senv.spark, checkpoint) == want, job
     assert checkpoint_partitions(senv.spark, str(shared_dir / "nothing-here")) is None
