@@ -90,39 +90,49 @@ class DataError(TableApiError, RuntimeError):
 
 
 class DatabaseError(TableApiError, RuntimeError):
-    """A lookup table's database failed the query (unreachable after ``lookup.max-retries``,
-    or it refused the lookup query); the message names the lookup table, the database's
-    address and what to check. The Spark Connect server is fine: run the query again once
-    the database is back.
+    """The database of a ``jdbc`` table failed the query: a lookup table's (unreachable after
+    ``lookup.max-retries``, or it refused the lookup query) or a sink table's (unreachable
+    after ``sink.max-retries``, or it refused the rows); the message names the table, the
+    database's address and what to check. The Spark Connect server is fine: run the query
+    again once the database is back (a sink's batch is never half written).
 
-    >>> error = lookup_failure(Exception("LookupSourceError: Lookup table 'T': PostgreSQL "
+    >>> error = database_failure(Exception("LookupSourceError: Lookup table 'T': PostgreSQL "
     ...     "database 'db' at 10.0.0.5:5432 (table t) is unreachable; ..."))
     >>> isinstance(error, DatabaseError), isinstance(error, RuntimeError)
     (True, True)
     """
 
 
-# A lookup query's failure as server_ext.lookup.sources raises it in a Python worker: its
-# message, then the SQL of a refused query (the worker's traceback and the JVM's follow).
-_LOOKUP_FAILURE = re.compile(r"LookupSourceError: (Lookup table [^\n]*)(\nSQL: [^\n]*)?")
+# A database's failure as server_ext raises it in a Python worker: a lookup's message, then
+# the SQL of a refused query; or a sink's message (the worker's traceback and the JVM's
+# follow).
+_DATABASE_FAILURE = re.compile(
+    r"(?:LookupSourceError: (Lookup table [^\n]*)(\nSQL: [^\n]*)?"
+    r"|JdbcSinkError: (Table [^\n]*))"
+)
 
 
-def lookup_failure(error: BaseException) -> DatabaseError | None:
-    r"""The :class:`DatabaseError` for a query that failed because a lookup table's database
+def database_failure(error: BaseException) -> DatabaseError | None:
+    r"""The :class:`DatabaseError` for a query that failed because a ``jdbc`` table's database
     did, or None when ``error`` is something else.
 
     >>> e = Exception("[PYTHON_EXCEPTION] ... LookupSourceError: Lookup table 'Users': "
     ...     "PostgreSQL database 'db' at 10.0.0.5:5432 (table users) is unreachable; 4 "
     ...     "attempts failed.\n\tat org.apache.spark...")
-    >>> print(lookup_failure(e))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(database_failure(e))  # doctest: +NORMALIZE_WHITESPACE
     Lookup table 'Users': PostgreSQL database 'db' at 10.0.0.5:5432 (table users) is
     unreachable; 4 attempts failed.
-    >>> lookup_failure(Exception("Connection refused")) is None
+    >>> print(database_failure(Exception("[PYTHON_EXCEPTION] JdbcSinkError: Table 'Totals': "
+    ...     "SQLite database /d.db (table t) is unreachable; 4 attempts failed.\n\tat ...")))
+    Table 'Totals': SQLite database /d.db (table t) is unreachable; 4 attempts failed.
+    >>> database_failure(Exception("Connection refused")) is None
     True
     """
-    found = _LOOKUP_FAILURE.search(str(error))
+    found = _DATABASE_FAILURE.search(str(error))
     if found is None:
         return None
+    if found.group(3) is not None:
+        return DatabaseError(found.group(3).strip())
     return DatabaseError(found.group(1).strip() + (found.group(2) or ""))
 
 

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING
 from server_ext import __version__ as CLIENT_VERSION
 from server_ext.conf import VERSION_CONF
 from server_ext.launcher import DRIVER_MEMORY, HEAP_LINE, MEMORY_ENV
-from tableapi.errors import FileTable, ServerError, lookup_failure, malformed_input, path_not_found
+from tableapi.errors import (
+    FileTable,
+    ServerError,
+    database_failure,
+    malformed_input,
+    path_not_found,
+)
 from tableapi.workers import check_workers
 
 if TYPE_CHECKING:
@@ -368,7 +374,7 @@ def server_call(
 ) -> Iterator[None]:
     """Turn a call that failed because the server at ``url`` went away into a ServerError
     that names the server, what was being done and ``advice`` (how to resume). The query's
-    own errors are not that: a record that cannot be parsed becomes a DataError, a lookup
+    own errors are not that: a record that cannot be parsed becomes a DataError, a jdbc table's
     database's failure a DatabaseError, a path of ``files`` (the query's filesystem tables)
     that does not exist a ValidationError naming its table, and any other error is raised
     as it is."""
@@ -379,7 +385,7 @@ def server_call(
             raise bad_data from None
         if (no_path := path_not_found(e, files)) is not None:
             raise no_path from None
-        if (database := lookup_failure(e)) is not None:
+        if (database := database_failure(e)) is not None:
             raise database from None
         if isinstance(e, ServerError):
             raise

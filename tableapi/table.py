@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from tableapi.connectors import BlackholeOptions, PrintOptions
+from tableapi.connectors import BlackholeOptions, JdbcOptions, PrintOptions
 from tableapi.connectors.lookup_hint import parse_lookup_hint
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.execution import BlackholeSink, FileSink, PrintSink, Sink
+from tableapi.execution import BlackholeSink, FileSink, JdbcSink, PrintSink, Sink
 from tableapi.expressions import (
     Call,
     Column,
@@ -693,10 +693,11 @@ class Table:
 
     def execute_insert(self, table_path: str, overwrite: bool = False) -> TableResult:
         """Write into a catalog table (its physical columns, by position): a filesystem
-        table's files, a ``print`` table (the client prints each row, Flink's print format)
-        or a ``blackhole`` table (the rows are discarded). In streaming mode it returns the
-        running insert (run to the end when every input is bounded); print and blackhole
-        tables take changelogs.
+        table's files, a ``jdbc`` table (a PostgreSQL or SQLite table: upsert mode with a
+        primary key, append mode without), a ``print`` table (the client prints each row,
+        Flink's print format) or a ``blackhole`` table (the rows are discarded). In
+        streaming mode it returns the running insert (run to the end when every input is
+        bounded); print, blackhole and jdbc tables with a primary key take changelogs.
 
         >>> expensive = products.where(col("price") > 5)
         >>> expensive.execute_insert("Expensive").wait()  # doctest: +SERVER
@@ -727,7 +728,7 @@ class Table:
 def _sink_of(name: str, table: TableDescriptor, row_type: RowType, overwrite: bool) -> Sink:
     """Where ``execute_insert`` writes, for a catalog table's connector."""
     opts = table.connector_options
-    if isinstance(opts, PrintOptions | BlackholeOptions) and overwrite:
+    if isinstance(opts, PrintOptions | BlackholeOptions | JdbcOptions) and overwrite:
         raise ValidationError(
             f"INSERT OVERWRITE requires that the underlying DynamicTableSink of table {name!r} "
             f"implements the SupportsOverwrite interface: a {table.connector!r} table cannot "
@@ -737,6 +738,8 @@ def _sink_of(name: str, table: TableDescriptor, row_type: RowType, overwrite: bo
         return PrintSink(name, row_type, opts.prefix, opts.standard_error)
     if isinstance(opts, BlackholeOptions):
         return BlackholeSink(name, row_type)
+    if isinstance(opts, JdbcOptions):
+        return JdbcSink(name, row_type, table.table_schema.primary_key, opts)
     return FileSink(name, table.path, table.format, row_type)
 
 

@@ -28,12 +28,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
 
+from server_ext.databases import DRIVERS, Row, first_line
 from server_ext.lookup.spec import LookupSpec, SourceSpec, base_type
 from server_ext.lookup.sql import Query, key_query, scan_query, split_pushable, sqlite_chunk
-
-Row = tuple
 
 
 class LookupSourceError(RuntimeError):
@@ -52,90 +50,6 @@ class Counters:
         with self._lock:
             self.queries += queries
             self.failures += failures
-
-
-# --- drivers ----------------------------------------------------------------------------------
-
-
-class _Driver:
-    dialect = ""
-
-    def connect(self, source: SourceSpec) -> Any:
-        raise NotImplementedError
-
-    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> list[Row]:
-        raise NotImplementedError
-
-    def retryable(self, error: BaseException) -> bool:
-        raise NotImplementedError
-
-    def close(self, conn: Any) -> None:
-        try:
-            conn.close()
-        except Exception:
-            pass
-
-
-class _Postgres(_Driver):
-    dialect = "postgresql"
-
-    def connect(self, source: SourceSpec) -> Any:
-        import psycopg
-
-        return psycopg.connect(
-            host=source.host,
-            port=source.port,
-            dbname=source.database,
-            user=source.username,
-            password=source.password,
-            connect_timeout=source.connect_timeout_s,
-            # Each lookup sees the latest committed rows: no transaction held open.
-            autocommit=True,
-            options="-c TimeZone=UTC",
-            application_name="tableapi-lookup",
-        )
-
-    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> list[Row]:
-        with conn.cursor() as cur:
-            cur.execute(sql, params)
-            return cur.fetchall()
-
-    def retryable(self, error: BaseException) -> bool:
-        import psycopg
-
-        return isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError))
-
-
-class _Sqlite(_Driver):
-    dialect = "sqlite"
-
-    def connect(self, source: SourceSpec) -> Any:
-        import sqlite3
-
-        # Read-only: a missing file is an error (not a new empty database).
-        conn = sqlite3.connect(
-            f"file:{quote(source.database)}?mode=ro",
-            uri=True,
-            timeout=source.connect_timeout_s,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        conn.execute("SELECT 1").fetchall()  # opens the file now: a missing one fails here
-        return conn
-
-    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> list[Row]:
-        return conn.execute(sql, params).fetchall()
-
-    def retryable(self, error: BaseException) -> bool:
-        import sqlite3
-
-        text = str(error).lower()
-        return isinstance(error, sqlite3.OperationalError) and any(
-            s in text for s in ("unable to open", "locked", "busy", "disk i/o", "readonly")
-        )
-
-
-DRIVERS: dict[str, _Driver] = {"postgresql": _Postgres(), "sqlite": _Sqlite()}
 
 
 # --- pooling ----------------------------------------------------------------------------------
@@ -463,11 +377,4 @@ class LookupSource:
     def _said(self, e: BaseException | None) -> str:
         """The driver's error, first line, for a message that leaves the worker: without the
         password, should a driver ever echo its connection settings."""
-        text = _first_line(e)
-        secret = self.source.password
-        return text.replace(secret, "<redacted>") if secret else text
-
-
-def _first_line(e: BaseException | None) -> str:
-    text = str(e).strip() if e is not None else ""
-    return (text.splitlines() or [type(e).__name__])[0]
+        return first_line(e, self.source.password)

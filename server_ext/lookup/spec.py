@@ -87,14 +87,19 @@ class SourceSpec:
         if not self.table_name:
             raise ValueError("table_name must not be empty")
 
+    def location(self) -> str:
+        """Where the database is, for messages (never the password).
+
+        >>> SourceSpec("postgresql", "t", "shop", host="db", password="x").location()
+        "PostgreSQL database 'shop' at db:5432"
+        """
+        if self.dialect == "sqlite":
+            return f"SQLite database {self.database}"
+        return f"PostgreSQL database {self.database!r} at {self.host}:{self.port}"
+
     def describe(self) -> str:
         """Where the table is, for messages (never the password)."""
-        if self.dialect == "sqlite":
-            return f"SQLite database {self.database} (table {self.table_name})"
-        return (
-            f"PostgreSQL database {self.database!r} at {self.host}:{self.port} "
-            f"(table {self.table_name})"
-        )
+        return f"{self.location()} (table {self.table_name})"
 
 
 @dataclass(frozen=True)

@@ -125,12 +125,15 @@ def compile_stream(
     spark: SparkSession,
     options: StreamingOptions | None = None,
     end_of_input: EndOfInput | None = None,
+    sink_keys: tuple[str, ...] | None = None,
 ) -> CompiledStream:
     """Compile an optimized, streaming-checked plan. With ``end_of_input`` the bounded
     tables' watermarks move to +infinity when it is signalled (see ``end_of_input.py``);
-    without it they stay where their data leaves them."""
+    without it they stay where their data leaves them. ``sink_keys``: the plan's rows go
+    into a sink keyed by these columns (an upsert sink), which needs no -U rows where the
+    plan's upsert key is within them; None: the consumer needs them (a result)."""
     compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input)
-    compiler.update_before = update_before_needed(node)  # the result needs the -U rows
+    compiler.update_before = update_before_needed(node, sink_keys)
     df = compiler.compile(node)
     mode = changelog_mode(node)
     changelog = None

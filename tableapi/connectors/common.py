@@ -49,4 +49,35 @@ def check_supported_options(
     )
 
 
-__all__ = ["check_supported_options"]
+SINK_PARALLELISM = "sink.parallelism"
+
+
+def sink_parallelism(options: Mapping[str, str], table: str = "") -> int | None:
+    """Flink's ``sink.parallelism``: a positive integer, or None when unset; Flink's message
+    otherwise.
+
+    >>> sink_parallelism({"sink.parallelism": "4"}), sink_parallelism({})
+    (4, None)
+    >>> sink_parallelism({"sink.parallelism": "0"}, "Out")
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: Invalid configured parallelism 0 for table 'Out'.
+    """
+    if SINK_PARALLELISM not in options:
+        return None
+    raw = options[SINK_PARALLELISM]
+    try:
+        parallelism = int(raw)
+    except ValueError:
+        where = f" of table {table!r}" if table else ""
+        raise ValidationError(
+            f"Invalid value for option {SINK_PARALLELISM!r}{where}: could not parse {raw!r} as "
+            "an integer."
+        ) from None
+    if parallelism <= 0:
+        name = f" for table {table!r}" if table else ""
+        raise ValidationError(f"Invalid configured parallelism {parallelism}{name}.")
+    return parallelism
+
+
+__all__ = ["SINK_PARALLELISM", "check_supported_options", "sink_parallelism"]

@@ -1,10 +1,11 @@
 """The ``jdbc`` connector's options: Flink's JDBC SQL connector names, defaults and messages.
 
-A ``jdbc`` table is a lookup table (the dimension side of ``temporal_join``) stored in
-PostgreSQL (``url`` = ``jdbc:postgresql://host:port/db``) or SQLite (``jdbc:sqlite:/path/file.db``,
-an extension: Flink has no SQLite dialect). :func:`validate_jdbc_options` checks a table's
-options when the table is created and returns :class:`JdbcOptions`, which carries the
-``server_ext.lookup.spec`` objects the compiler hands to the lookup operator.
+A ``jdbc`` table is a table in PostgreSQL (``url`` = ``jdbc:postgresql://host:port/db``) or
+SQLite (``jdbc:sqlite:/path/file.db``, an extension: Flink has no SQLite dialect), used as a
+lookup table (the dimension side of ``temporal_join``) or as a sink (``execute_insert``:
+upsert mode with a primary key, append mode without). :func:`validate_jdbc_options` checks a
+table's options when the table is created and returns :class:`JdbcOptions`, which carries
+the ``server_ext.lookup.spec`` objects the compiler hands to the lookup operator.
 
 Options (flink-connector-jdbc 4.1 names and defaults; see docs/lookup-joins.md 1.1, 1.2):
 
@@ -22,9 +23,11 @@ Options (flink-connector-jdbc 4.1 names and defaults; see docs/lookup-joins.md 1
 - Deprecated: ``lookup.cache.max-rows`` + ``lookup.cache.ttl`` (both or none; they make a
   PARTIAL cache with expire-after-write, overriding ``lookup.cache``, as in Flink) and
   ``lookup.cache.caching-missing-key``.
+- Sink: ``sink.buffer-flush.max-rows`` (default 100, >= 0: rows per write of a write task,
+  0 for all of them at once), ``sink.buffer-flush.interval`` (default 1 s, 0 disables),
+  ``sink.max-retries`` (default 3, >= 0), ``sink.parallelism`` (the number of write tasks).
 
-Flink's scan and sink options (``scan.*``, ``sink.*``) are refused: these tables are
-read-only lookup tables.
+Flink's scan options (``scan.*``: reading a whole jdbc table as a source) are refused.
 
 Example::
 
@@ -45,7 +48,7 @@ from typing import Any
 import attrs
 
 from server_ext.lookup.spec import CacheSpec, SourceSpec
-from tableapi.connectors.common import check_supported_options
+from tableapi.connectors.common import SINK_PARALLELISM, check_supported_options, sink_parallelism
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 
@@ -70,6 +73,9 @@ FILTER_POLICY = "filter.handling.policy"
 LEGACY_MAX_ROWS = "lookup.cache.max-rows"
 LEGACY_TTL = "lookup.cache.ttl"
 LEGACY_MISSING_KEY = "lookup.cache.caching-missing-key"
+SINK_MAX_ROWS = "sink.buffer-flush.max-rows"
+SINK_FLUSH_INTERVAL = "sink.buffer-flush.interval"
+SINK_MAX_RETRIES = "sink.max-retries"
 
 PARTIAL_KEYS = (MAX_ROWS, EXPIRE_AFTER_WRITE, EXPIRE_AFTER_ACCESS, CACHE_MISSING_KEY)
 FULL_KEYS = (
@@ -96,24 +102,41 @@ SUPPORTED_OPTIONS = frozenset(
         LEGACY_MAX_ROWS,
         LEGACY_TTL,
         LEGACY_MISSING_KEY,
+        SINK_MAX_ROWS,
+        SINK_FLUSH_INTERVAL,
+        SINK_MAX_RETRIES,
+        SINK_PARALLELISM,
     }
 )
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_MAX_RETRY_TIMEOUT_MS = 60_000
+DEFAULT_SINK_MAX_ROWS = 100
+DEFAULT_SINK_FLUSH_INTERVAL_MS = 1000
 
 _PG_URL = re.compile(r"^jdbc:postgresql://(?P<host>[^:/?]*)(?::(?P<port>\d+))?/(?P<db>[^?/]+)$")
 _SQLITE_URL = re.compile(r"^jdbc:sqlite:(?P<path>.+)$")
 
 
 @attrs.frozen
+class JdbcSinkOptions:
+    """Flink's ``sink.*`` options of a ``jdbc`` table."""
+
+    max_rows: int = DEFAULT_SINK_MAX_ROWS  # sink.buffer-flush.max-rows
+    flush_interval_ms: int = DEFAULT_SINK_FLUSH_INTERVAL_MS  # sink.buffer-flush.interval
+    max_retries: int = DEFAULT_MAX_RETRIES  # sink.max-retries
+    parallelism: int | None = None  # sink.parallelism
+
+
+@attrs.frozen
 class JdbcOptions:
-    """A validated ``jdbc`` table: where it is and how it is cached."""
+    """A validated ``jdbc`` table: where it is, how lookups cache it, how it is written."""
 
     source: SourceSpec  # the database (server_ext's wire type)
     cache: CacheSpec
     max_retries: int = DEFAULT_MAX_RETRIES
     max_retry_timeout_ms: int = DEFAULT_MAX_RETRY_TIMEOUT_MS
     push_filters: bool = True  # filter.handling.policy = always
+    sink: JdbcSinkOptions = JdbcSinkOptions()
 
     @property
     def dialect(self) -> str:
@@ -132,7 +155,7 @@ def validate_jdbc_options(options: Mapping[str, str], table: str = "") -> JdbcOp
     """
     where = f" of table {table!r}" if table else ""
     opts = {str(k): str(v) for k, v in options.items()}
-    check_supported_options("jdbc", opts, SUPPORTED_OPTIONS, table, _scan_sink_note)
+    check_supported_options("jdbc", opts, SUPPORTED_OPTIONS, table, _scan_note)
     missing = [k for k in (URL, TABLE_NAME) if not opts.get(k)]
     if missing:
         raise ValidationError(
@@ -163,6 +186,28 @@ def validate_jdbc_options(options: Mapping[str, str], table: str = "") -> JdbcOp
         max_retries=max_retries,
         max_retry_timeout_ms=max_retry_timeout_ms,
         push_filters=policy == "always",
+        sink=_sink(opts, table),
+    )
+
+
+def _sink(opts: dict[str, str], table: str) -> JdbcSinkOptions:
+    """The ``sink.*`` options, checked as Flink's JdbcDynamicTableFactory does.
+
+    >>> _sink({"sink.buffer-flush.max-rows": "0", "sink.max-retries": "5"}, "T")
+    JdbcSinkOptions(max_rows=0, flush_interval_ms=1000, max_retries=5, parallelism=None)
+    """
+    counts = {}
+    for key, default in ((SINK_MAX_ROWS, DEFAULT_SINK_MAX_ROWS), (SINK_MAX_RETRIES, 3)):
+        counts[key] = _int(opts, key, default)
+        if counts[key] < 0:
+            raise ValidationError(
+                f"The value of '{key}' option shouldn't be negative, but is {counts[key]}."
+            )
+    return JdbcSinkOptions(
+        max_rows=counts[SINK_MAX_ROWS],
+        flush_interval_ms=_duration(opts, SINK_FLUSH_INTERVAL, DEFAULT_SINK_FLUSH_INTERVAL_MS),
+        max_retries=counts[SINK_MAX_RETRIES],
+        parallelism=sink_parallelism(opts, table),
     )
 
 
@@ -321,13 +366,13 @@ def _bad(key: str, value: str, expected: str) -> ValidationError:
     return ValidationError(f"Could not parse value '{value}' for key '{key}' ({expected}).")
 
 
-def _scan_sink_note(unknown: list[str]) -> str:
-    refused = [k for k in unknown if k.startswith(("scan.", "sink."))]
+def _scan_note(unknown: list[str]) -> str:
+    refused = [k for k in unknown if k.startswith("scan.")]
     if not refused:
         return ""
     return (
-        f"\n\n{', '.join(refused)}: Flink's scan/sink options; jdbc tables are read-only "
-        "lookup tables here."
+        f"\n\n{', '.join(refused)}: Flink's scan options; a jdbc table is a lookup table or "
+        "a sink here, never scanned as a source."
     )
 
 

@@ -36,12 +36,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from tableapi.connectors.common import check_supported_options
+from tableapi.connectors.common import SINK_PARALLELISM, check_supported_options, sink_parallelism
 from tableapi.errors import ValidationError
 
 PRINT_IDENTIFIER = "print-identifier"
 STANDARD_ERROR = "standard-error"
-SINK_PARALLELISM = "sink.parallelism"
 SUPPORTED_OPTIONS = frozenset(
     {"connector", "property-version", PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM}
 )
@@ -81,19 +80,7 @@ def validate_print_options(options: Mapping[str, str], table: str = "") -> Print
             f"Invalid value for option {STANDARD_ERROR!r}{where}: could not parse {raw!r} as "
             "a boolean (true or false)."
         )
-    parallelism = None
-    if SINK_PARALLELISM in options:
-        raw_p = options[SINK_PARALLELISM]
-        try:
-            parallelism = int(raw_p)
-        except ValueError:
-            raise ValidationError(
-                f"Invalid value for option {SINK_PARALLELISM!r}{where}: could not parse "
-                f"{raw_p!r} as an integer."
-            ) from None
-        if parallelism <= 0:
-            name = f" for table {table!r}" if table else ""
-            raise ValidationError(f"Invalid configured parallelism {parallelism}{name}.")
+    parallelism = sink_parallelism(options, table)
     return PrintOptions(
         options.get(PRINT_IDENTIFIER, ""), raw.strip().lower() == "true", parallelism
     )

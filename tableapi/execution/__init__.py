@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.connect.session import SparkSession
 
 from tableapi.config import TableConfig
+from tableapi.connectors import JdbcOptions
 from tableapi.errors import FileTable
 from tableapi.plan import PlanNode
 from tableapi.result import Guard, TableResult
@@ -51,8 +52,20 @@ class BlackholeSink:
     row_type: RowType
 
 
-#: What ``execute_insert`` can write into. Print and blackhole sinks take changelogs.
-Sink = FileSink | PrintSink | BlackholeSink
+@attrs.frozen
+class JdbcSink:
+    """A ``jdbc`` table: a PostgreSQL or SQLite table, written in upsert mode when the table
+    has a primary key (``key``) and in append mode otherwise (see ``execution/jdbc.py``)."""
+
+    name: str
+    row_type: RowType
+    key: tuple[str, ...]
+    options: JdbcOptions
+
+
+#: What ``execute_insert`` can write into. Print, blackhole and keyed jdbc sinks take
+#: changelogs.
+Sink = FileSink | PrintSink | BlackholeSink | JdbcSink
 
 
 class Executor(Protocol):
@@ -103,6 +116,7 @@ __all__ = [
     "BlackholeSink",
     "Executor",
     "FileSink",
+    "JdbcSink",
     "PrintSink",
     "Server",
     "Sink",

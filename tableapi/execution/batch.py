@@ -8,7 +8,7 @@ from pyspark.sql import DataFrame
 
 from tableapi.compiler import compile_plan
 from tableapi.compiler.batch import BatchCompiler
-from tableapi.execution import BlackholeSink, PrintSink, Server, Sink
+from tableapi.execution import BlackholeSink, JdbcSink, PrintSink, Server, Sink, jdbc
 from tableapi.execution.printing import print_line
 from tableapi.plan import PlanNode
 from tableapi.plan.sources import file_tables
@@ -45,6 +45,13 @@ class BatchExecutor:
         elif isinstance(sink, BlackholeSink):
             with self._guard(f"running the job into {sink.name}"):
                 self.to_spark(plan).write.format("noop").mode("overwrite").save()
+        elif isinstance(sink, JdbcSink):
+            # One transaction for the job's rows (upsert by key, or appended).
+            with self._guard(f"writing into {sink.name}"):
+                spark = self._server.session()
+                job = jdbc.new_job()
+                prepared = jdbc.prepare(spark, sink, changelog=False, job=job, checkpoint=None)
+                jdbc.write_batch(self.to_spark(plan), sink, prepared.spec)
         else:
             mode = "overwrite" if overwrite else "append"
             with self._guard(f"writing into {sink.name}"):

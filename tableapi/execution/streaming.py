@@ -36,7 +36,7 @@ from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.jvm_operators import jvm_plugin_on_server
 from tableapi.config import CHECKPOINT_DIR, DEFAULT_PARALLELISM, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
-from tableapi.execution import BlackholeSink, FileSink, PrintSink, Server, Sink
+from tableapi.execution import BlackholeSink, FileSink, JdbcSink, PrintSink, Server, Sink, jdbc
 from tableapi.execution.printing import Printer, PrintingTableResult
 from tableapi.execution.release import release
 from tableapi.plan import PlanNode
@@ -112,6 +112,8 @@ class StreamingExecutor:
 
     def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> StreamingTableResult:
         check_streaming(plan)
+        if isinstance(sink, JdbcSink):
+            return self._insert_into_jdbc(plan, sink)
         if not isinstance(sink, FileSink):
             return self._insert_into_connector(plan, sink)
         if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY:
@@ -140,6 +142,33 @@ class StreamingExecutor:
                 .option("checkpointLocation", self._resumable(location))
             )
             with guard(f"inserting into {sink.name}"):
+                query, cleanup = self._start(compiled, writer)
+        on_cancel = self._on_cancel(query, cleanup)
+        return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
+
+    def _insert_into_jdbc(self, plan: PlanNode, sink: JdbcSink) -> StreamingTableResult:
+        """An insert into a ``jdbc`` table: each micro-batch in one transaction (see
+        ``execution/jdbc.py``). With ``execution.checkpointing.dir`` + ``pipeline.name`` the
+        query resumes from its checkpoint and a replayed micro-batch is skipped (its id is
+        recorded with it); without, it starts over when re-submitted."""
+        if changelog_mode(plan) is not ChangelogMode.INSERT_ONLY and not sink.key:
+            jdbc.refuse_changelog_without_key(sink, _first_updating_node(plan))
+        checkpoints = self._config.get(CHECKPOINT_DIR)
+        job = self._config.get(PIPELINE_NAME) or f"insert-into-{sink.name}"
+        location = f"{checkpoints.rstrip('/')}/{job}" if checkpoints else None
+        guard = self._server.guard(self._resume_advice(job if checkpoints else None))
+        spark = self._spark()
+        with self._compiled(plan, sink.key) as compiled:
+            with guard(f"inserting into {sink.name}"):
+                changes = compiled.changelog
+                run = location or jdbc.new_job()
+                prepared = jdbc.prepare(
+                    spark, sink, changelog=changes is not None, job=run, checkpoint=location
+                )
+                df = changes if changes is not None else compiled.dataframe
+                writer = jdbc.stream_writer(df, sink, prepared.spec)
+                checkpoint = location or prepared.scratch_checkpoint()
+                writer = writer.option("checkpointLocation", checkpoint)
                 query, cleanup = self._start(compiled, writer)
         on_cancel = self._on_cancel(query, cleanup)
         return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
@@ -196,16 +225,19 @@ class StreamingExecutor:
         return writer, read_from
 
     @contextlib.contextmanager
-    def _compiled(self, plan: PlanNode) -> Iterator[CompiledStream]:
+    def _compiled(
+        self, plan: PlanNode, sink_keys: tuple[str, ...] | None = None
+    ) -> Iterator[CompiledStream]:
         """The compiled query, with the end-of-input table of a query reading bounded tables
         with watermarks: created before compiling (the compiler analyzes plans that read
-        it), dropped if the query does not start."""
+        it), dropped if the query does not start. ``sink_keys``: the primary key of the
+        upsert sink the query writes into (see ``compile_stream``)."""
         spark = self._spark()
         end = EndOfInput.new() if needs_end_of_input(plan) else None
         if end:
             end.create(spark)
         try:
-            yield compile_stream(plan, spark, self.options(plan), end)
+            yield compile_stream(plan, spark, self.options(plan), end, sink_keys)
         except BaseException:
             if end:
                 end.drop(spark)

@@ -85,7 +85,23 @@ def test_unknown_and_unsupported_options() -> None:
         "Supported options:",
         "lookup.partial-cache.max-rows",
     )
-    check({**PG, "sink.buffer-flush.max-rows": "1"}, "read-only lookup tables")
+    check({**PG, "scan.partition.column": "id"}, "never scanned as a source")
+
+
+def test_sink_options_flinks_defaults_and_messages() -> None:
+    o = validate_jdbc_options(PG).sink
+    assert (o.max_rows, o.flush_interval_ms, o.max_retries, o.parallelism) == (100, 1000, 3, None)
+    o = validate_jdbc_options(
+        {**PG, "sink.buffer-flush.max-rows": "0", "sink.buffer-flush.interval": "0",
+         "sink.max-retries": "7", "sink.parallelism": "2"}
+    ).sink  # fmt: skip
+    assert (o.max_rows, o.flush_interval_ms, o.max_retries, o.parallelism) == (0, 0, 7, 2)
+    check({**PG, "sink.max-retries": "-1"},
+          "The value of 'sink.max-retries' option shouldn't be negative, but is -1.")  # fmt: skip
+    check({**PG, "sink.buffer-flush.max-rows": "-5"}, "'sink.buffer-flush.max-rows'", "-5")
+    check({**PG, "sink.buffer-flush.interval": "soon"},
+          "Could not parse value 'soon' for key 'sink.buffer-flush.interval'")  # fmt: skip
+    check({**PG, "sink.parallelism": "0"}, "Invalid configured parallelism 0 for table 'Customers'")
 
 
 def test_bad_values() -> None:
