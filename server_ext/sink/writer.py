@@ -226,7 +226,7 @@ def with_retries(spec: SinkSpec, what: str, work: Callable[[Any], T]) -> T:
                 driver.close(conn)
             if not driver.retryable(e):
                 raise JdbcSinkError(
-                    f"Table {spec.table!r}: {what} on {where} failed: "
+                    f"Table {spec.table!r}: {what} into {where} failed: "
                     f"{first_line(e, spec.source.password)}"
                 ) from e
             last = e
