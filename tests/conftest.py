@@ -23,6 +23,7 @@ import pytest
 from tableapi import TableEnvironment
 from tableapi.config import OPERATOR_TIER
 from tableapi.session import close, connect, redacted
+from tests.postgres import postgres  # noqa: F401  (the session fixture: jdbc tables)
 from tests.servers import TestServer, start_test_server
 
 TEST_OPERATOR_TIER = os.environ.get("TABLEAPI_TEST_OPERATOR_TIER", "").strip().lower() or None
