@@ -22,6 +22,12 @@ for a key's first result, ``-U`` (when ``update_before``) and ``+U`` when it cha
 nothing when it does not (with a state TTL: always), ``-D`` when the key's last row is
 retracted. There is no Python processor: the operator runs on the JVM tier only.
 
+Mini-batch (``mini_batch``): a key's rows of a micro-batch are folded in bundles of at most
+``bundle_size`` rows, one result per bundle. Two-phase (``two_phase``, mini-batch only): the
+``local_aggregate`` relation (``LocalGroupAggregate.java``) folds each task's rows into one
+partial accumulator per key and bundle before the shuffle, and the operator's input is those
+partials (``__k0..``, ``__side``, ``__in0`` NULL, ``__acc`` BINARY), which it merges.
+
 Like ``joins/spec.py``, this module must not import ``tableapi``.
 
 Example::
@@ -43,6 +49,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+#: A two-phase aggregation's partial accumulator column (BINARY; ``GroupAggregate.ACC``).
+ACC = "__acc"
 
 #: The aggregate functions the operator computes (``count_star`` is COUNT(*)).
 AGG_FUNCTIONS = ("count_star", "count", "sum", "avg", "min", "max")
@@ -92,6 +101,8 @@ class AggregateSpec:
     output_names: tuple[str, ...] = field(default=())
     update_before: bool = True  # emit -U rows (a consumer needs them)
     mini_batch: bool = False  # fold a key's rows of a micro-batch, then emit once
+    bundle_size: int | None = None  # mini-batch: the most rows a bundle folds (None: all)
+    two_phase: bool = False  # the input is the local phase's partial accumulators
     retractions: bool = True  # the input may retract (MIN/MAX keep value counts)
     ttl_ms: int | None = None  # state retention; None keeps a key's accumulators forever
 
@@ -103,6 +114,10 @@ class AggregateSpec:
             raise ValueError(f"field indexes {bad} are out of range for {width} input fields")
         if self.ttl_ms is not None and self.ttl_ms <= 0:
             raise ValueError(f"ttl_ms must be positive, got {self.ttl_ms}")
+        if self.bundle_size is not None and self.bundle_size <= 0:
+            raise ValueError(f"bundle_size must be positive, got {self.bundle_size}")
+        if self.two_phase and not self.mini_batch:
+            raise ValueError("a two-phase aggregation needs mini-batch (as Flink's)")
 
     def output_fields(self) -> tuple[tuple[str, str], ...]:
         """The group key's fields, then one per aggregate call."""
@@ -124,6 +139,8 @@ class AggregateSpec:
             ],
             "update_before": self.update_before,
             "mini_batch": self.mini_batch,
+            "bundle_size": self.bundle_size,
+            "two_phase": self.two_phase,
             "retractions": self.retractions,
             "ttl_ms": self.ttl_ms,
         }
@@ -145,4 +162,4 @@ class AggregateSpec:
         raise ValueError(NO_PLUGIN)
 
 
-__all__ = ["AGG_FUNCTIONS", "NO_PLUGIN", "AggCall", "AggregateSpec"]
+__all__ = ["ACC", "AGG_FUNCTIONS", "NO_PLUGIN", "AggCall", "AggregateSpec"]

@@ -19,7 +19,12 @@ from typing import TypeVar
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.plan.changelog import OperatorTier, StateBackend, StreamingOptions
+from tableapi.plan.changelog import (
+    AggPhaseStrategy,
+    OperatorTier,
+    StateBackend,
+    StreamingOptions,
+)
 
 # The options the product reads (Flink's names where Flink has the option).
 STATE_TTL = "table.exec.state.ttl"
@@ -31,6 +36,7 @@ MULTI_JOIN_MAX_TABLES = "table.optimizer.multi-join.max-tables"
 MINI_BATCH_ENABLED = "table.exec.mini-batch.enabled"
 MINI_BATCH_LATENCY = "table.exec.mini-batch.allow-latency"
 MINI_BATCH_SIZE = "table.exec.mini-batch.size"
+AGG_PHASE_STRATEGY = "table.optimizer.agg-phase-strategy"
 CHECKPOINT_DIR = "execution.checkpointing.dir"
 #: The parallelism of a streaming query's stateful operators: Spark's shuffle partitions,
 #: which its first checkpoint fixes (a resumed query keeps them).
@@ -103,6 +109,8 @@ class TableConfig:
             self.state_backend()
         elif key == DEFAULT_PARALLELISM:
             self.parallelism()
+        elif key == AGG_PHASE_STRATEGY:
+            self.agg_phase_strategy()
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The option's value, or ``default``.
@@ -261,6 +269,22 @@ class TableConfig:
         """
         return _choice(self._values.get(STATE_BACKEND), STATE_BACKEND, StateBackend.HASHMAP)
 
+    def agg_phase_strategy(self) -> AggPhaseStrategy:
+        """``table.optimizer.agg-phase-strategy``: ``AUTO`` (the default), ``ONE_PHASE`` or
+        ``TWO_PHASE`` (any case, as Flink). In streaming mode an aggregation runs in two
+        phases when mini-batch is on, unless ``ONE_PHASE``; batch mode runs Spark's aggregate,
+        which always pre-aggregates before its shuffle.
+
+        >>> TableConfig().set(AGG_PHASE_STRATEGY, "two_phase").agg_phase_strategy().value
+        'TWO_PHASE'
+        >>> TableConfig().set(AGG_PHASE_STRATEGY, "both")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: table.optimizer.agg-phase-strategy must be one of ...
+        """
+        value = self._values.get(AGG_PHASE_STRATEGY)
+        return _choice(value, AGG_PHASE_STRATEGY, AggPhaseStrategy.AUTO)
+
     def streaming_options(self) -> StreamingOptions:
         """What streaming planning reads from the options.
 
@@ -274,10 +298,12 @@ class TableConfig:
             self.operator_tier(),
             self.state_backend(),
             mini_batch_ms=self.mini_batch_ms(),
+            mini_batch_size=self._mini_batch_size(must=True) if self.mini_batch_ms() else None,
+            agg_phase_strategy=self.agg_phase_strategy(),
         )
 
 
-_E = TypeVar("_E", OperatorTier, StateBackend)
+_E = TypeVar("_E", OperatorTier, StateBackend, AggPhaseStrategy)
 
 
 def _choice(value: str | None, key: str, default: _E) -> _E:
@@ -286,10 +312,10 @@ def _choice(value: str | None, key: str, default: _E) -> _E:
     if value is None:
         return default
     kind = type(default)
-    try:
-        return kind(value.strip().lower())
-    except ValueError:
-        raise ValidationError(
-            f"{key} must be one of {[v.value for v in kind]} (default {default.value!r}), "
-            f"got {value!r}."
-        ) from None
+    for choice in kind:
+        if choice.value.lower() == value.strip().lower():
+            return choice
+    raise ValidationError(
+        f"{key} must be one of {[v.value for v in kind]} (default {default.value!r}), "
+        f"got {value!r}."
+    )

@@ -6,10 +6,12 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
     message JvmOperator {
       uint32   wire_version = 1;   // WIRE_VERSION: client and plugin must agree
       string   operator     = 2;   // a grouped operator (server_ext.operators.SPECS: "join",
-                                   // "temporal", "interval", "multi"), "position" (numbers
-                                   // the input's rows in reading order; spec: the new
-                                   // column's name), or "probe" (is the plugin there,
-                                   // which version?)
+                                   // "temporal", "interval", "multi", "aggregate"),
+                                   // "position" (numbers the input's rows in reading order;
+                                   // spec: the new column's name), "local_aggregate" (a
+                                   // two-phase aggregation's local phase; spec: the
+                                   // aggregate's), or "probe" (is the plugin there, which
+                                   // version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
     from server_ext.joins.spec import JoinSpec
     from server_ext.operators import OperatorSpec
 
-WIRE_VERSION = 3  # 2: an insert-only union may leave out __kind and __seq; 3: "position"
+# 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate"
+WIRE_VERSION = 4
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)
 #: The one column of the plugin's answer to a probe.

@@ -31,12 +31,14 @@ from pyspark.sql.connect.session import SparkSession
 from pyspark.sql.dataframe import DataFrame as SqlDataFrame
 from pyspark.sql.types import ByteType, StructField, StructType
 
+from server_ext.aggregate_spec import AggregateSpec
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
 from server_ext.operators import OperatorSpec, registered
 
 __all__ = [
     "jvm_join",
+    "jvm_local_aggregate",
     "jvm_operator",
     "jvm_operators_available",
     "jvm_plugin_on_server",
@@ -66,14 +68,19 @@ class _JvmOperator(LogicalPlan):
         return rel
 
 
+def _check_keys(union: DataFrame, key_names: Sequence[str]) -> None:
+    """The grouping keys must be known columns of ``union``."""
+    missing = [k for k in key_names if k not in union.columns]
+    if missing or not key_names:
+        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
+
+
 def _checked_fields(
     union: DataFrame, key_names: Sequence[str], output: StructType
 ) -> list[StructField]:
     """``output``'s fields, once the grouping keys are known columns of ``union`` and the
     output starts with ``__kind TINYINT`` (what every JVM operator returns)."""
-    missing = [k for k in key_names if k not in union.columns]
-    if missing or not key_names:
-        raise ValueError(f"key columns {missing or '(none)'} are not in the union {union.columns}")
+    _check_keys(union, key_names)
     fields = output.fields
     if not fields or fields[0].name != KIND or not isinstance(fields[0].dataType, ByteType):
         raise ValueError(f"the output schema must start with {KIND} TINYINT, got {output}")
@@ -116,6 +123,27 @@ def jvm_operator(
     spec.check()
     payload = wire.operator_spec_json(spec, key_names, output.json())
     plan = _JvmOperator(union._plan, spec.operator, payload)
+    return DataFrame(plan, union.sparkSession)
+
+
+def jvm_local_aggregate(
+    union: DataFrame, key_names: Sequence[str], spec: AggregateSpec, output: StructType
+) -> DataFrame:
+    """The local phase of a two-phase aggregation over ``union`` (the aggregate's tagged
+    union, grouped by ``key_names``): the plugin's ``local_aggregate`` relation, whose rows
+    (the keys, ``__side``, ``__in0`` and the partial accumulators ``__acc``) the aggregate
+    operator of ``spec`` merges into ``output`` (checked here as that operator checks it).
+
+    Example::
+
+        output = output_schema(node.row_type)
+        partials = jvm_local_aggregate(union, ["__k0"], spec, output)
+        out = jvm_operator(partials, ["__k0"], spec, output)
+    """
+    _check_keys(union, key_names)
+    spec.check()
+    payload = wire.operator_spec_json(spec, key_names, output.json())
+    plan = _JvmOperator(union._plan, "local_aggregate", payload)
     return DataFrame(plan, union.sparkSession)
 
 

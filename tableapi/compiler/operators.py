@@ -32,14 +32,14 @@ from pyspark.sql import types as T
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-from server_ext.aggregate_spec import AggCall, AggregateSpec
+from server_ext.aggregate_spec import ACC, AggCall, AggregateSpec
 from server_ext.joins import interval_spec as iw
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from server_ext.operators import OperatorSpec
 from tableapi.compiler.expressions import ref
-from tableapi.compiler.jvm_operators import jvm_operator
+from tableapi.compiler.jvm_operators import jvm_local_aggregate, jvm_operator
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
 from tableapi.plan import Join, JoinKind, PlanNode
@@ -132,6 +132,29 @@ def run_operator(
     return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 
 
+def local_aggregate(union: TaggedUnion, spec: AggregateSpec, output: T.StructType) -> TaggedUnion:
+    """The local phase of a two-phase aggregation (JVM tier): each task folds its rows of
+    ``union`` into one partial accumulator per group key (and bundle) before the shuffle;
+    the result is the input of the operator (of output ``output``), partials in any order
+    (no ``__kind``/``__seq``)."""
+    # Partials merge in any order: no __seq (nor __kind, when every row is +I).
+    dropped = (wire.KIND, wire.SEQ) if union.insert_only else (wire.SEQ,)
+    schema = T.StructType([f for f in union.schema.fields if f.name not in dropped])
+    df = union.dataframe.select(*(F.col(f.name) for f in schema.fields))
+    keys = schema.fields[: union.key_count]
+    partials = T.StructType(
+        [
+            *keys,
+            T.StructField(wire.SIDE, T.ByteType(), False),
+            T.StructField(mw.input_column(0), schema[mw.input_column(0)].dataType, True),
+            T.StructField(ACC, T.BinaryType(), False),
+        ]
+    )
+    names = [f.name for f in keys]
+    out = jvm_local_aggregate(cast(ConnectDataFrame, df), names, spec, output)
+    return TaggedUnion(out, partials, union.key_count, insert_only=True)
+
+
 def operator_time_mode(spec: OperatorSpec) -> str:
     """The operator's ``transformWithState`` time mode (``ProcessingTime`` for state TTL)."""
     return spec.time_mode
@@ -206,6 +229,8 @@ def aggregate_spec(
     update_before: bool = True,
     ttl_ms: int | None = None,
     mini_batch: bool = False,
+    bundle_size: int | None = None,
+    two_phase: bool = False,
 ) -> tuple[AggregateSpec, list[tuple[str, Expression, DataType]]]:
     """The group aggregate operator's spec for ``node`` (an Aggregate, or a Distinct: every
     column a key, no call), and the columns of the operator's input row: the group keys,
@@ -252,6 +277,8 @@ def aggregate_spec(
         output_names=node.row_type.names,
         update_before=update_before,
         mini_batch=mini_batch,
+        bundle_size=bundle_size,
+        two_phase=two_phase,
         retractions=is_changelog(node.inputs[0]),
         ttl_ms=ttl_ms,
     )

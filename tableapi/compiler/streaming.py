@@ -50,6 +50,7 @@ from tableapi.compiler.operators import (
     join_spec,
     key_columns,
     key_types,
+    local_aggregate,
     operator_time_mode,
     output_schema,
     run_operator,
@@ -86,6 +87,7 @@ from tableapi.plan.changelog import (
     operator_nodes,
     operator_tier,
     state_backend,
+    two_phase,
     update_before_needed,
 )
 from tableapi.types import Field, RowType
@@ -381,6 +383,7 @@ class StreamingCompiler(Compiler):
                 "table.exec.operator.tier=jvm (the default)."
             )
         (child,) = node.inputs
+        two = two_phase(node, self.options)
         spec, columns = aggregate_spec(
             node,
             group_keys,
@@ -388,12 +391,16 @@ class StreamingCompiler(Compiler):
             self.update_before.get(id(node), True),
             aggregate_ttl_ms(node, self.options.default_ttl_ms),
             mini_batch=self.options.mini_batch_ms is not None,
+            bundle_size=self.options.mini_batch_size,
+            two_phase=two,
         )
         row = child.row_type
         types = [t for _, _, t in columns[: len(group_keys)]]
         own = F.struct(*(to_spark(e, row).cast(t.spark_ddl).alias(n) for n, e, t in columns))
         changelog = is_changelog(child)
-        tagged = self.operator_input(child).select(
+        # Two phases: partials merge in any order, so the input needs no order of its own.
+        source = self.compile(child) if two else self.operator_input(child)
+        tagged = source.select(
             *key_columns(list(group_keys), types),
             F.lit(0).cast("tinyint").alias(wire.SIDE),
             (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(KIND),
@@ -402,6 +409,8 @@ class StreamingCompiler(Compiler):
         )
         in_row = RowType(tuple(Field(n, t) for n, _, t in columns))
         union = tagged_union([tagged], types, [child], rows=[in_row])
+        if two:
+            union = local_aggregate(union, spec, output_schema(node.row_type))
         return self._operator(node, union, spec)
 
     def visit_MultiJoin(self, node: MultiJoin) -> DataFrame:

@@ -22,7 +22,7 @@ import attrs
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
-from tableapi.expressions import Column, conjuncts
+from tableapi.expressions import Call, Column, conjuncts
 from tableapi.plan.base import PlanNode
 from tableapi.plan.joins import Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.lookup import LookupJoin, lookup_table_misuse
@@ -69,6 +69,17 @@ class StateBackend(str, Enum):
     ROCKSDB = "rocksdb"  # Spark's RocksDB store
 
 
+class AggPhaseStrategy(str, Enum):
+    """``table.optimizer.agg-phase-strategy`` (Flink's values): in streaming mode a group
+    aggregation runs in two phases (a local pre-aggregation before the shuffle, a global one
+    after it) unless ``ONE_PHASE``, when mini-batch is on and every aggregate function can
+    merge partial results (:func:`two_phase`); ``AUTO`` and ``TWO_PHASE`` then agree."""
+
+    AUTO = "AUTO"
+    ONE_PHASE = "ONE_PHASE"
+    TWO_PHASE = "TWO_PHASE"
+
+
 @attrs.frozen
 class StreamingOptions:
     """The configuration streaming planning reads (from ``TableConfig``), plus what the
@@ -84,6 +95,8 @@ class StreamingOptions:
     # table.exec.mini-batch.enabled: its allow-latency (the micro-batch interval at least),
     # and aggregations fold a key's changes of a micro-batch before emitting; None: off
     mini_batch_ms: int | None = None
+    mini_batch_size: int | None = None  # table.exec.mini-batch.size: the most rows a bundle folds
+    agg_phase_strategy: AggPhaseStrategy = AggPhaseStrategy.AUTO  # table.optimizer.agg-phase-..
 
 
 class ChangelogMode(Enum):
@@ -301,6 +314,37 @@ def aggregate_ttl_ms(node: Aggregate | Distinct, default_ms: int | None) -> int 
             ttl = parse_duration_ms(options[hint.tables[0]], f"STATE_TTL of {hint.tables[0]}")
             return ttl or None  # Flink: 0 means no TTL
     return default_ms
+
+
+#: The aggregate functions whose partial results merge (all of Flink's built-in ones the
+#: product has: COUNT, SUM, AVG, MIN, MAX and their DISTINCT forms).
+_MERGEABLE = frozenset({"count", "sum", "avg", "min", "max"})
+
+
+def two_phase(node: Aggregate | Distinct, options: StreamingOptions) -> bool:
+    """Does the aggregation run in two phases (Flink's TwoStageOptimizedAggregateRule in
+    streaming mode): mini-batch on, ``table.optimizer.agg-phase-strategy`` not ``ONE_PHASE``,
+    and every aggregate function mergeable. Each task then folds its rows of a micro-batch
+    into one partial result per group key before the shuffle (skewed keys move a few partials
+    instead of all their rows), and the aggregate merges them.
+
+    >>> from tableapi.plan import FileSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> scan = Scan("T", FileSource("/t", "json"), RowType.of(("k", BIGINT), ("v", BIGINT)))
+    >>> agg = Aggregate(scan, ("k",), (("s", col("v").sum),))
+    >>> two_phase(agg, StreamingOptions()), two_phase(agg, StreamingOptions(mini_batch_ms=1000))
+    (False, True)
+    >>> two_phase(agg, StreamingOptions(mini_batch_ms=1000,
+    ...                                 agg_phase_strategy=AggPhaseStrategy.ONE_PHASE))
+    False
+    """
+    if options.mini_batch_ms is None or options.agg_phase_strategy is AggPhaseStrategy.ONE_PHASE:
+        return False
+    aggs = node.aggs if isinstance(node, Aggregate) else ()
+    return all(
+        isinstance(e, Call) and e.name.removesuffix("_distinct") in _MERGEABLE for _, e in aggs
+    )
 
 
 def join_strategy(join: Join, options: StreamingOptions) -> JoinStrategy:

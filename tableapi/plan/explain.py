@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tableapi.expressions import Call
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import (
     JoinStrategy,
@@ -24,6 +25,7 @@ from tableapi.plan.changelog import (
     operator_tier,
     state_backend,
     state_ttl_ms,
+    two_phase,
 )
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
 from tableapi.plan.lookup import LookupJoin
@@ -282,6 +284,7 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
     if isinstance(node, TemporalJoin):
         extra.append("operator=[server_ext temporal join processor]")
         runs_on()
+    local = None
     if isinstance(node, Aggregate | Distinct):
         extra.append("operator=[server_ext group aggregate]")
         runs_on()
@@ -290,8 +293,31 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
             extra.append(f"stateTtl=[{ttl} ms]")
         if options.mini_batch_ms is not None:
             extra.append(f"miniBatch=[{options.mini_batch_ms} ms]")
+        if two_phase(node, options):
+            text, local = _two_phases(node)
     extra.append(f"changelogMode=[{changelog_mode(node)}]")
-    return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
+    text = text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
+    return text if local is None else f"{text}\n{local}"
+
+
+def _two_phases(node: Aggregate | Distinct) -> tuple[str, str]:
+    """A two-phase aggregation as Flink shows it: the global aggregate merging the partial
+    results (``sum$0``, ``count1$1``, ...) that the local one computes per task."""
+    keys = list(node.group_keys) if isinstance(node, Aggregate) else list(node.row_type.names)
+    aggs = node.aggs if isinstance(node, Aggregate) else ()
+    local, merged = list(keys), list(keys)
+    for i, (name, agg) in enumerate(aggs):
+        fn = agg.name.removesuffix("_distinct") if isinstance(agg, Call) else str(agg)
+        counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)")
+        partial = f"{'count1' if counts_rows else fn}${i}"
+        distinct = "DISTINCT " if isinstance(agg, Call) and agg.name.endswith("_distinct") else ""
+        local.append(f"{agg} AS {partial}")
+        merged.append(f"{fn.upper()}({distinct}{partial}) AS {name}")
+    group_by = f"groupBy={_list(keys)}, " if keys else ""
+    return (
+        f"GlobalGroupAggregate({group_by}select={_list(merged)})",
+        f"LocalGroupAggregate({group_by}select={_list(local)}, changelogMode=[I])",
+    )
 
 
 def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None = None) -> str:
@@ -311,7 +337,13 @@ def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None =
         describe = _optimized if optimized else _logical
 
     def visit(n: PlanNode, prefix: str, child_prefix: str) -> None:
-        lines.append(prefix + describe(n))
+        # A node shown as a chain (a two-phase aggregate: global, then local) has its
+        # inputs under its last line.
+        first, *chained = describe(n).split("\n")
+        lines.append(prefix + first)
+        for line in chained:
+            lines.append(child_prefix + "+- " + line)
+            child_prefix += "   "
         inputs = n.inputs
         for i, child in enumerate(inputs):
             last = i == len(inputs) - 1

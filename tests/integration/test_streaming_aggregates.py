@@ -11,11 +11,14 @@ pairs, then -D (or a filter's subset of them).
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tableapi import Table, TableEnvironment, col, lit
 from tableapi.result import Row, RowKind
@@ -371,3 +374,98 @@ def test_mini_batch_folds_a_keys_changes_before_emitting(
         assert sorted(got[2:]) == sorted([("-U", 10, 6, 2), ("+U", 10, 10, 3), ("-D", 11, 2, 1)])
     finally:
         result.cancel()
+
+
+def skewed_steps(rng: random.Random, steps: int, size: int) -> list[list[Change]]:
+    """Orders changes, most of them on one hot product (10): inserts, updates that may move an
+    order to another product, deletes; NULL amounts now and then."""
+    live: dict[int, tuple] = {}
+    out: list[list[Change]] = []
+    next_id = 0
+    for _ in range(steps):
+        step: list[Change] = []
+        for _ in range(size):
+            product = 10 if rng.random() < 0.8 else rng.randrange(11, 30)
+            amount = None if rng.random() < 0.05 else rng.randrange(10)
+            r = rng.random()
+            if r < 0.5 or not live:
+                next_id += 1
+                live[next_id] = (next_id, product, amount)
+                step.append(("+I", live[next_id]))
+            elif r < 0.8:
+                order = rng.choice(list(live))
+                step += [("-U", live[order]), ("+U", (order, product, amount))]
+                live[order] = (order, product, amount)
+            else:
+                step.append(("-D", live.pop(rng.choice(list(live)))))
+        out.append(step)
+    return out
+
+
+def test_two_phase_aggregation_over_skewed_keys(
+    senv: TableEnvironment, shared_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """table.optimizer.agg-phase-strategy with mini-batch on: TWO_PHASE pre-aggregates each
+    task's changes per product before the shuffle (explain shows a LocalGroupAggregate under
+    the GlobalGroupAggregate, and the running query's physical plan has the local phase),
+    ONE_PHASE does not. Over one hot product's changes spread across several tasks (file
+    splits of 2 kB), both give the aggregate of the orders after every micro-batch, and
+    Flink's mini-batch changelog: at most one result per product and micro-batch."""
+    senv.spark.conf.set("spark.sql.files.maxPartitionBytes", "2k")  # several tasks a file
+    senv.spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
+    senv.config.set("table.exec.mini-batch.enabled", "true")
+    senv.config.set("table.exec.mini-batch.allow-latency", "200 ms")
+    senv.config.set("table.exec.mini-batch.size", "100000")
+
+    def query() -> Table:
+        return (
+            senv.from_path("Orders")
+            .group_by(col("product_id"))
+            .select(
+                col("product_id"),
+                col("amount").sum.alias("total"),
+                lit(1).count.alias("n"),
+                col("amount").max.alias("hi"),
+                col("amount").count.distinct.alias("amounts"),
+            )
+        )
+
+    def want() -> list[tuple]:
+        out = []
+        for product, rows in group(orders.current(), lambda r: r[1]).items():
+            amounts = [r[2] for r in rows if r[2] is not None]
+            out.append(
+                (product, sum(amounts) if amounts else None, len(rows), max(amounts, default=None),
+                 len(set(amounts)))
+            )  # fmt: skip
+        return out
+
+    results = {}
+    for strategy in ("TWO_PHASE", "ONE_PHASE"):
+        senv.config.set("table.optimizer.agg-phase-strategy", strategy)
+        plan = query().explain()
+        assert ("LocalGroupAggregate(groupBy=[product_id]" in plan) == (strategy == "TWO_PHASE")
+        assert ("GlobalGroupAggregate(" in plan) == (strategy == "TWO_PHASE"), plan
+        results[strategy] = query().execute()
+    try:
+        seen = dict.fromkeys(results, 0)
+        for step, changes in enumerate(skewed_steps(random.Random(21), 3, 300)):
+            orders.append(changes)
+            for strategy, result in results.items():
+                result.process_all_available()
+                assert materialized(result) == Counter(want()), f"{strategy} after step {step}"
+                changelog = result.collect()
+                new, seen[strategy] = changelog[seen[strategy] :], len(changelog)
+                per_product = Counter(r[0] for r in new if r.kind is not RowKind.UPDATE_BEFORE)
+                assert max(per_product.values()) == 1, f"{strategy}: {per_product}"
+        for strategy, result in results.items():
+            assert check_changelog(result.collect(), 1) == materialized(result), strategy
+        for strategy, result in results.items():  # the local phase runs before the shuffle
+            result.query.explain()
+            physical = capsys.readouterr().out
+            shuffle = physical.index("Exchange hashpartitioning(__k0")
+            assert ("MapPartitions" in physical[shuffle:]) == (strategy == "TWO_PHASE")
+    finally:
+        for result in results.values():
+            result.cancel()

@@ -219,6 +219,47 @@ def test_aggregates_run_on_the_jvm_tier_only(senv, tables):
         compile_stream(plan, None, StreamingOptions(operator_tier=OperatorTier.PYTHON))  # type: ignore[arg-type]
 
 
+def test_explain_shows_which_aggregation_phases_run(senv, tables):
+    """Flink's rule: two phases (LocalGroupAggregate under GlobalGroupAggregate, with the
+    partial results' names) when mini-batch is on and the strategy is not ONE_PHASE; AUTO
+    and TWO_PHASE agree; without mini-batch one phase, whatever the strategy says."""
+    orders, _, events = tables
+    grouped = orders.group_by(col("product_id")).select(
+        col("product_id"), col("amount").sum.alias("s"), col("amount").count.distinct.alias("d")
+    )
+
+    def optimized() -> list[str]:
+        text = grouped.explain()
+        return text[text.index("== Optimized Physical Plan ==") :].splitlines()[1:]
+
+    senv.config.set("table.optimizer.agg-phase-strategy", "TWO_PHASE")
+    assert optimized()[1].startswith("+- GroupAggregate(groupBy=[product_id]")  # no mini-batch
+    senv.config.set("table.exec.mini-batch.enabled", "true")
+    senv.config.set("table.exec.mini-batch.allow-latency", "1 s")
+    senv.config.set("table.exec.mini-batch.size", "500")
+    for strategy in ("TWO_PHASE", "auto"):
+        senv.config.set("table.optimizer.agg-phase-strategy", strategy)
+        lines = optimized()
+        assert lines[1].startswith(
+            "+- GlobalGroupAggregate(groupBy=[product_id], select=[product_id, "
+            "SUM(sum$0) AS $agg0, COUNT(DISTINCT count$1) AS $agg1], operator=[server_ext "
+            "group aggregate], tier=[jvm], stateBackend=[hashmap], miniBatch=[1000 ms], "
+            "changelogMode=[I,UB,UA,D])"
+        ), lines
+        assert lines[2] == (
+            "   +- LocalGroupAggregate(groupBy=[product_id], select=[product_id, SUM(amount) "
+            "AS sum$0, COUNT(DISTINCT amount) AS count$1], changelogMode=[I])"
+        )
+        assert lines[3].startswith("      +- TableSourceScan(")
+    assert "+- LocalGroupAggregate(select=[COUNT(e_id) AS count$0]" in (
+        events.select(col("e_id").count).explain()
+    )
+    senv.config.set("table.optimizer.agg-phase-strategy", "ONE_PHASE")
+    assert optimized()[1].startswith("+- GroupAggregate(groupBy=[product_id]")
+    with pytest.raises(ValidationError, match="must be one of \\['AUTO', 'ONE_PHASE'"):
+        senv.config.set("table.optimizer.agg-phase-strategy", "THREE_PHASE")
+
+
 def test_op_column_is_not_part_of_the_table(senv):
     t = _table(senv, "T", "a BIGINT, op STRING", op="op")
     from tableapi.compiler.streaming import StreamingCompiler

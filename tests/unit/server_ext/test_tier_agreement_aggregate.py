@@ -8,16 +8,20 @@ INT, TINYINT (wrapping sums), DOUBLE, STRING and DECIMAL columns with NULLs; inp
 +I/-U/+U/-D (MIN/MAX and DISTINCT under retraction, keys retracted to nothing and back) and
 insert-only ones (the union without ``__kind``/``__seq``); NULL group keys; global
 aggregates; with and without -U rows; state TTL; mini-batch (a key's changes of a batch
-folded, then one result). ``TIER_AGREEMENT_CASES`` sets the number of
-random changelogs per kind (default 150); all run in one JVM.
+folded in bundles of at most ``bundle_size`` rows, then one result per bundle); two-phase
+(each batch's changes spread over one to three tasks, most on one hot key: the local phase
+folds each task's rows into partial accumulators per key and bundle, the operator merges
+them). ``TIER_AGREEMENT_CASES`` sets the number of random changelogs per kind (default 150);
+all run in one JVM.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from decimal import Decimal
 from typing import Any
 
@@ -71,22 +75,28 @@ CALLS = [
     ("max", 4, True, "STRING"),
     ("sum", 5, True, "DECIMAL(38,2)"),
 ]
-KIND_CASES = ["grouped", "global", "insert-only", "ttl", "mini-batch"]
+KIND_CASES = ["grouped", "global", "insert-only", "ttl", "mini-batch", "two-phase"]
+BUNDLE_SIZES = [None, None, 1, 2, 3, 5]
 
 
 def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
     """A random spec and a consistent changelog (a -U/-D retracts a row that is there; now
     and then one for a key without state, which the operator drops)."""
     calls = rng.sample(CALLS, rng.randint(1, 4))
+    batched = kind in ("mini-batch", "two-phase")
+    insert_only = kind == "insert-only" or (kind == "two-phase" and rng.random() < 0.3)
     spec = AggregateSpec(
         input=INPUT,
         key=() if kind == "global" else (0,),
         aggs=tuple(AggCall(f, a, d, t) for f, a, d, t in calls),
         update_before=rng.random() < 0.7,
-        mini_batch=kind == "mini-batch",
-        retractions=kind != "insert-only",
-        ttl_ms=1000 if kind == "ttl" or (kind == "mini-batch" and rng.random() < 0.3) else None,
+        mini_batch=batched,
+        bundle_size=rng.choice(BUNDLE_SIZES) if batched else None,
+        two_phase=kind == "two-phase",
+        retractions=not insert_only,
+        ttl_ms=1000 if kind == "ttl" or (batched and rng.random() < 0.3) else None,
     )
+    tasks = rng.randint(1, 3)
     live: list[tuple] = []  # the rows in the operator's state
     written: dict[Any, int] = {}  # per group key with state: its last write (state TTL)
     batches, now = [], 0
@@ -96,9 +106,11 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
         changes = []
         for _ in range(rng.randint(0, 10)):
             row = tuple(rng.choice(v) for v in VALUES)
+            if kind == "two-phase" and rng.random() < 0.6:
+                row = (1, *row[1:])  # skewed: most changes are of one hot key
             r = rng.random()
-            if kind == "insert-only" or r < 0.45 or not live:
-                if kind != "insert-only" and rng.random() < 0.1:
+            if insert_only or r < 0.45 or not live:
+                if not insert_only and rng.random() < 0.1:
                     k = group_key(spec, row)
                     if all(group_key(spec, x) != k for x in live) and (
                         not spec.mini_batch or all(group_key(spec, c) != k for _, c in changes)
@@ -115,7 +127,8 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
                 changes.append((2, row))
             for _, changed in changes[-2:]:
                 written[group_key(spec, changed)] = now
-        batches.append((now, changes))
+        # two-phase: each change goes to one of the tasks (a -U and its +U may part)
+        batches.append((now, [(rng.randrange(tasks), *c) for c in changes]))
         now += rng.choice([0, 400, 700, 1500])
     return {"spec": spec, "batches": batches}
 
@@ -127,12 +140,28 @@ def group_key(spec: AggregateSpec, row: tuple) -> Any:
 def model_run(case: dict[str, Any]) -> list[dict]:
     spec = case["spec"]
     model = GroupAggModel(spec)
+    size = spec.bundle_size or 1 << 30
     out = []
-    for now, changes in case["batches"]:
+    for now, tasked in case["batches"]:
         emitted: dict = defaultdict(list)
-        if spec.mini_batch:  # each key's changes of the batch at once
+        changes = [(kind, row) for _, kind, row in tasked]
+        if spec.two_phase:  # each task's partials per key and bundle, then merged per key
+            partials: dict = defaultdict(list)
+            for task in sorted({t for t, _, _ in tasked}):
+                mine = [(kind, row) for t, kind, row in tasked if t == task]
+                for bundle in chunks(mine, size):
+                    folded: dict = defaultdict(Counter)
+                    for kind, row in bundle:
+                        folded[group_key(spec, row)][row] += 1 if kind in (0, 2) else -1
+                    for key, partial in folded.items():
+                        partials[key].append(partial)
+            for key, keyed in partials.items():
+                for bundle in chunks(keyed, size):
+                    emitted[json.dumps(to_json([key]))] += rows_json(model.merge(key, bundle, now))
+        elif spec.mini_batch:  # each key's changes of the batch, bundle by bundle
             for key, keyed in group(changes, lambda c: group_key(spec, c[1])).items():
-                emitted[json.dumps(to_json([key]))] = rows_json(model.bundle(key, keyed, now))
+                for bundle in chunks(keyed, size):
+                    emitted[json.dumps(to_json([key]))] += rows_json(model.bundle(key, bundle, now))
         else:
             for kind, row in changes:
                 key = group_key(spec, row)
@@ -140,6 +169,10 @@ def model_run(case: dict[str, Any]) -> list[dict]:
                 emitted[json.dumps(to_json([key]))].extend(rows_json(rows))
         out.append({k: v for k, v in emitted.items() if v})
     return out
+
+
+def chunks(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def group(changes: list[tuple], key: Any) -> dict[Any, list[tuple]]:
@@ -166,16 +199,21 @@ def jvm_case(case: dict[str, Any]) -> dict[str, Any]:
     output += [f(n, json_type(t)) for n, t in spec.output_fields()]
     seq, batches = 0, []
     for now, changes in case["batches"]:
-        rows = []
-        for kind, r in changes:
+        rows, tasks = [], defaultdict(list)
+        for task, kind, r in changes:
             seq += 1
             tags = [0] if insert_only else [0, kind, seq]
             rows.append(to_json([group_key(spec, r), *tags, list(r)]))
-        batches.append({"now": now, "rows": rows})
+            tasks[task].append(rows[-1])
+        if spec.two_phase:  # the local phase runs task by task
+            batches.append({"now": now, "tasks": [tasks[t] for t in sorted(tasks)]})
+        else:
+            batches.append({"now": now, "rows": rows})
     spec_json = wire.operator_spec_json(spec, ["__k0"], json.dumps({"type": "struct",
                                                                     "fields": output}))  # fmt: skip
     return {
         "operator": "aggregate",
+        "local": spec.two_phase,
         "spec": spec_json,
         "input": json.dumps({"type": "struct", "fields": fields}),
         "key_count": 1,
@@ -267,8 +305,70 @@ def test_the_changelog_flink_2_3_emits() -> None:
     for kind, row in changes:
         by_model[row[0]] += model.process(kind, (row[0], row))
     assert {k: v for k, v in by_model.items() if v} == flink
-    case = {"spec": spec, "batches": [(0, changes)]}
+    case = {"spec": spec, "batches": [(0, [(0, *c) for c in changes])]}
     jvm = jvm_case(case)
     jvm["input"] = jvm["input"].replace('"long"', '"string"', 1)  # the key is k, a STRING
     (got,) = run_cases([jvm])
     assert jvm_by_key(got)[0] == {json.dumps([k]): rows_json(v) for k, v in flink.items()}
+
+
+def test_mini_batch_and_two_phase_as_flink_2_3_emit() -> None:
+    """What PyFlink 2.3 emitted (a Debezium changelog file, parallelism 1,
+    table.exec.mini-batch.size and agg-phase-strategy set) for ``SELECT k, SUM(v) FROM C GROUP
+    BY k`` and, with retractions of rows that were never there, for ``SELECT k, COUNT(*),
+    SUM(v), MIN(v), COUNT(DISTINCT v)``: bundles of ``size`` rows; with a state TTL an
+    unchanged result is emitted again (-U/+U) in one phase, as without mini-batch; in two
+    phases a retraction for a key without state is counted (a row count of -1 is a result)
+    and partials that sum to no row are no output. Per key: the model and the JVM emit the
+    same. (Each key's rows come in one run here, so Flink's bundles across keys are each
+    key's bundles of ``size`` of its own rows, as the operator folds them.)"""
+    I, D = 0, 3  # noqa: E741
+    sums = AggregateSpec(
+        (("k", "INT"), ("v", "INT")), (0,), (AggCall("sum", 1, result_type="INT"),)
+    )
+    ones = [(I, (1, 5)), (I, (1, 0)), (I, (1, 0)), (I, (1, 0)), (I, (2, 1)), (I, (2, 0))]
+    flink_sums = {  # (two phase, TTL, size) -> per key
+        (False, False, 2): {1: [("+I", 1, 5)], 2: [("+I", 2, 1)]},
+        (False, True, 2): {1: [("+I", 1, 5), ("-U", 1, 5), ("+U", 1, 5)], 2: [("+I", 2, 1)]},
+        (False, True, 1000): {1: [("+I", 1, 5)], 2: [("+I", 2, 1)]},
+        (True, False, 2): {1: [("+I", 1, 5)], 2: [("+I", 2, 1)]},
+        (True, True, 2): {1: [("+I", 1, 5)], 2: [("+I", 2, 1)]},
+    }
+    counted = AggregateSpec(
+        (("k", "INT"), ("v", "INT")),
+        (0,),
+        (AggCall("count_star"), AggCall("sum", 1, result_type="INT"),
+         AggCall("min", 1, result_type="INT"), AggCall("count", 1, True)),
+    )  # fmt: skip
+    odd = [(D, (1, 5)), (I, (1, 7)), (I, (2, 1)), (D, (2, 1)), (D, (3, 9)), (I, (4, 2)),
+           (D, (4, 3))]  # fmt: skip
+    flink_odd = {
+        False: {1: [("+I", 1, 1, 7, 7, 1)]},  # one phase: leading retractions dropped
+        True: {3: [("+I", 3, -1, -9, None, 0)]},  # two phases: counted
+    }
+    cases, wants = [], []
+    for (two, ttl, size), want in flink_sums.items():
+        spec = dataclasses.replace(
+            sums,
+            mini_batch=True,
+            two_phase=two,
+            bundle_size=size,
+            ttl_ms=3_600_000 if ttl else None,
+        )
+        cases.append({"spec": spec, "batches": [(0, [(0, *c) for c in ones])]})
+        wants.append(want)
+    for two, want in flink_odd.items():
+        spec = dataclasses.replace(counted, mini_batch=True, two_phase=two, bundle_size=1000)
+        # (key 4 emitted nothing in one phase either; the one-phase model keeps the rows it
+        # has, so it cannot retract one that is not there)
+        changes = [c for c in odd if two or c[1][0] != 4]
+        cases.append({"spec": spec, "batches": [(0, [(0, *c) for c in changes])]})
+        wants.append(want)
+    jvm = [jvm_case(c) for c in cases]
+    for j in jvm:
+        j["input"] = j["input"].replace('"long"', '"integer"', 1)  # the key is k, an INT
+    for case, want, got in zip(cases, wants, run_cases(jvm), strict=True):
+        expected = [{json.dumps([k]): rows_json(v) for k, v in want.items()}]
+        assert model_run(case) == expected, case["spec"]
+        assert "error" not in got, got
+        assert jvm_by_key(got) == expected, case["spec"]

@@ -48,7 +48,16 @@ import org.apache.spark.sql.types.StructType;
  * value when its count goes 0 -> 1 and loses it at 1 -> 0; NULLs are not counted).
  *
  * <p>Mini-batch ({@code mini_batch}, Flink's MiniBatchGroupAggFunction): a key's rows of one
- * micro-batch are folded before one result is emitted (fewer -U/+U).
+ * micro-batch are folded, in bundles of at most {@code bundle_size} rows, before one result per
+ * bundle is emitted (fewer -U/+U).
+ *
+ * <p>Two-phase ({@code two_phase}, Flink's MiniBatchGlobalGroupAggFunction): the input rows are
+ * partial accumulators ({@code __acc}, this state value's format) that {@link
+ * LocalGroupAggregate} folded per task before the shuffle; the operator merges a key's partials
+ * of a bundle, then emits as the mini-batch does, with Flink's global rules: no state and a
+ * merged row count of zero is no output, a row count that stays non-zero keeps the key (a
+ * retraction for a key without state is not dropped, it is counted), and MIN/MAX and the
+ * DISTINCT forms follow their value counts (a value counts while its count is positive).
  *
  * <p>State value: {@code byte FORMAT; zigzag rows; zigzag written_at_ms; per call its
  * accumulator; per distinct argument varint n, n x (value, zigzag count)}. State TTL: a key
@@ -91,31 +100,49 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   private final int[] distinctArgs; // the field of each distinct map
   private final boolean updateBefore;
   private final boolean miniBatch; // fold a key's rows of a micro-batch, then emit once
+  private final int bundleSize; // mini-batch: the most rows one bundle folds
+  private final boolean twoPhase; // the rows are partial accumulators (__acc) to merge
   private final boolean retractions; // the input may retract: MIN/MAX keep value counts
   private final long ttlMs; // -1: none
   private final boolean java8Time;
   private final InputUnion union;
+  private final int accAt; // two-phase: the __acc column of the input; -1: none
 
   private transient RowCodec.RowFormat[] valueFormats; // per call: its stored value's format
   private transient RowCodec.RowFormat[] distinctFormats; // per distinct map: its values'
 
   GroupAggregate(StructType row, int keyCount, Call[] calls, int[] distinctArgs,
-      boolean updateBefore, boolean miniBatch, boolean retractions, long ttlMs,
-      boolean java8Time, StructType input) {
+      boolean updateBefore, boolean miniBatch, int bundleSize, boolean twoPhase,
+      boolean retractions, long ttlMs, boolean java8Time, StructType input) {
     this.row = row;
     this.keyCount = keyCount;
     this.calls = calls;
     this.distinctArgs = distinctArgs;
     this.updateBefore = updateBefore;
-    this.miniBatch = miniBatch;
+    this.miniBatch = miniBatch || twoPhase;
+    this.bundleSize = bundleSize;
+    this.twoPhase = twoPhase;
     this.retractions = retractions;
     this.ttlMs = ttlMs;
     this.java8Time = java8Time;
     this.union = InputUnion.inputs(input, 1);
+    this.accAt = twoPhase ? input.fieldIndex(ACC) : -1;
   }
+
+  /** The column of a partial accumulator in a two-phase aggregation's input (BINARY). */
+  static final String ACC = "__acc";
 
   /** The {@code aggregate} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
+    GroupAggregate fn = of(request, false);
+    return new Operator(fn, request.output(), Operator.processingTimeoutIf(fn.ttlMs >= 0));
+  }
+
+  /**
+   * The function for a request, its spec checked against the union and the output; {@code
+   * local}: for the local phase of a two-phase aggregation, over the operator's input rows.
+   */
+  static GroupAggregate of(Operator.Request request, boolean local) {
     JsonNode spec = request.section("aggregate");
     StructType row = request.struct(Wire.INPUT_PREFIX + 0);
     RowCodec.check(row);
@@ -159,12 +186,22 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     }
     JsonNode ttl = spec.get("ttl_ms");
     long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
-    GroupAggregate fn = new GroupAggregate(row, keyCount, calls,
+    JsonNode size = spec.get("bundle_size");
+    int bundleSize = size == null || size.isNull() ? Integer.MAX_VALUE : size.asInt();
+    if (bundleSize <= 0) {
+      throw new IllegalArgumentException("bundle_size must be positive, got " + bundleSize);
+    }
+    boolean twoPhase = !local && spec.path("two_phase").asBoolean(false);
+    if (twoPhase && !List.of(request.input().fieldNames()).contains(ACC)) {
+      throw new IllegalArgumentException("a two-phase aggregation reads the partial "
+          + "accumulators of the local aggregation (" + ACC + "); its input has "
+          + List.of(request.input().fieldNames()));
+    }
+    return new GroupAggregate(row, keyCount, calls,
         distinct.stream().mapToInt(Integer::intValue).toArray(),
         spec.path("update_before").asBoolean(true), spec.path("mini_batch").asBoolean(false),
-        spec.path("retractions").asBoolean(true),
+        bundleSize, twoPhase, spec.path("retractions").asBoolean(true),
         ttlMs, request.java8Time(), request.input());
-    return new Operator(fn, output, Operator.processingTimeoutIf(ttlMs >= 0));
   }
 
   /** Checks a call's argument and result types; the type its SUM or AVG sums in. */
@@ -210,7 +247,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         || t instanceof DecimalType;
   }
 
-  private void init() {
+  void init() {
     if (valueFormats == null) {
       valueFormats = new RowCodec.RowFormat[calls.length];
       for (int i = 0; i < calls.length; i++) {
@@ -229,6 +266,24 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     }
   }
 
+  /** The fields of one input row (the local phase reads them as the operator does). */
+  Object[] fields(Row r) {
+    return union.fields(r, row.fields().length);
+  }
+
+  /** Does the row add to its key (+I/+U) or retract (-U/-D)? */
+  boolean accumulates(Row r) {
+    return Rows.accumulates(union.kind(r));
+  }
+
+  int keyCount() {
+    return keyCount;
+  }
+
+  int bundleSize() {
+    return bundleSize;
+  }
+
   private RowCodec.RowFormat format(DataType t) {
     return new RowCodec.RowFormat(
         new StructType(new StructField[] {DataTypes.createStructField("v", t, true)}), java8Time);
@@ -244,7 +299,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   }
 
   /** A key's state: its row count, last write, accumulators and distinct maps. */
-  private final class Accs {
+  final class Accs {
     long rows;
     long written;
     final Acc[] accs = new Acc[calls.length];
@@ -292,6 +347,27 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         if (c.fn == Fn.COUNT_STAR) continue; // the row count
         Object v = values[c.arg];
         if (v == null || (c.distinct && !seen[c.distinctSlot])) continue;
+        applyCall(i, v, add);
+      }
+    }
+
+    /**
+     * Folds one input row into a partial accumulator (the local phase): counts and sums add up
+     * with their signs, and the value counts of MIN/MAX and of the DISTINCT maps may go
+     * negative (a retraction of a value another task added); the DISTINCT calls themselves are
+     * left to {@link #merge}, which sees the whole count.
+     */
+    void fold(Object[] values, boolean add) {
+      rows += add ? 1 : -1;
+      for (int m = 0; m < distinctArgs.length; m++) {
+        Object v = values[distinctArgs[m]];
+        if (v != null) count(distinct.get(m), new Values.Tuple(new Object[] {v}), add ? 1 : -1);
+      }
+      for (int i = 0; i < calls.length; i++) {
+        Call c = calls[i];
+        if (c.fn == Fn.COUNT_STAR || c.distinct) continue;
+        Object v = values[c.arg];
+        if (v == null) continue;
         Acc a = accs[i];
         switch (c.fn) {
           case COUNT -> a.count += add ? 1 : -1;
@@ -299,8 +375,80 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
             a.count += add ? 1 : -1;
             a.value = plus(c.sumType, a.value, v, add);
           }
-          default -> extreme(c, a, v, add);
+          default -> {
+            if (a.counts == null) {
+              extreme(c, a, v, true); // insert-only: the extreme so far
+            } else {
+              count(a.counts, new Values.Tuple(new Object[] {v}), add ? 1 : -1);
+            }
+          }
         }
+      }
+    }
+
+    /**
+     * Merges a partial accumulator into this one (the global phase, Flink's merge): counts and
+     * sums add up; a value count of MIN/MAX or of a DISTINCT map adds up too, and a value
+     * counts while its count is positive (a DISTINCT call sees it when its count turns
+     * positive and loses it when the count falls to zero or below).
+     */
+    void merge(Accs o) {
+      rows += o.rows;
+      for (int m = 0; m < distinctArgs.length; m++) {
+        Map<Values.Tuple, long[]> map = distinct.get(m);
+        for (Map.Entry<Values.Tuple, long[]> e : o.distinct.get(m).entrySet()) {
+          long[] n = map.get(e.getKey());
+          long was = n == null ? 0 : n[0];
+          long now = count(map, e.getKey(), e.getValue()[0]);
+          if ((was > 0) == (now > 0)) continue; // the value neither enters nor leaves
+          Object v = e.getKey().values[0];
+          for (int i = 0; i < calls.length; i++) {
+            if (calls[i].distinct && calls[i].distinctSlot == m) applyCall(i, v, now > 0);
+          }
+        }
+      }
+      for (int i = 0; i < calls.length; i++) {
+        Call c = calls[i];
+        if (c.fn == Fn.COUNT_STAR || c.distinct) continue;
+        Acc a = accs[i];
+        Acc b = o.accs[i];
+        switch (c.fn) {
+          case COUNT -> a.count += b.count;
+          case SUM, AVG -> {
+            a.count += b.count;
+            if (b.value != null) a.value = plus(c.sumType, a.value, b.value, true);
+          }
+          default -> {
+            if (a.counts == null) {
+              if (b.value != null) extreme(c, a, b.value, true);
+            } else {
+              for (Map.Entry<Values.Tuple, long[]> e : b.counts.entrySet()) {
+                count(a.counts, e.getKey(), e.getValue()[0]);
+              }
+              a.value = null; // the extreme of the values whose count is positive
+              for (Map.Entry<Values.Tuple, long[]> e : a.counts.entrySet()) {
+                Object v = e.getKey().values[0];
+                if (e.getValue()[0] > 0 && (a.value == null || better(v, a.value, c.fn == Fn.MIN))) {
+                  a.value = v;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+
+    /** One value of call {@code i} accumulated or retracted (not DISTINCT-checked). */
+    private void applyCall(int i, Object v, boolean add) {
+      Call c = calls[i];
+      Acc a = accs[i];
+      switch (c.fn) {
+        case COUNT -> a.count += add ? 1 : -1;
+        case SUM, AVG -> {
+          a.count += add ? 1 : -1;
+          a.value = plus(c.sumType, a.value, v, add);
+        }
+        default -> extreme(c, a, v, add);
       }
     }
 
@@ -347,6 +495,20 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         }
       }
     }
+  }
+
+  /** Adds {@code delta} to a value's count (gone at zero); returns the new count. */
+  private static long count(Map<Values.Tuple, long[]> counts, Values.Tuple k, long delta) {
+    long[] n = counts.get(k);
+    long now = (n == null ? 0 : n[0]) + delta;
+    if (now == 0) {
+      counts.remove(k);
+    } else if (n == null) {
+      counts.put(k, new long[] {now});
+    } else {
+      n[0] = now;
+    }
+    return now;
   }
 
   private static boolean better(Object v, Object current, boolean min) {
@@ -418,8 +580,12 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     Accs accs = stored ? decode(state.get()) : null;
     if (accs != null && ttlMs >= 0 && accs.written + ttlMs <= now) accs = null; // expired
     List<Row> out = new ArrayList<>();
-    if (miniBatch) {
-      accs = bundle(key, union.ordered(rows), accs, out);
+    if (miniBatch) { // bundles of at most bundleSize rows, each folded, then one result
+      List<Row> all = twoPhase ? list(rows) : union.ordered(rows); // partials: in any order
+      for (int from = 0; from < all.size(); from += bundleSize) {
+        List<Row> part = all.subList(from, (int) Math.min(all.size(), (long) from + bundleSize));
+        accs = twoPhase ? merged(key, part, accs, out) : bundle(key, part, accs, out);
+      }
       save(state, stored, accs, accs != null, now);
       return out.iterator();
     }
@@ -454,11 +620,17 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     return out.iterator();
   }
 
+  private static List<Row> list(Iterator<Row> rows) {
+    List<Row> out = new ArrayList<>();
+    rows.forEachRemaining(out::add);
+    return out;
+  }
+
   /**
-   * Mini-batch (Flink's MiniBatchGroupAggFunction): the key's rows of the micro-batch folded
-   * into its accumulators, then one result: +I for a new key, -U/+U if it changed (nothing if
-   * not, TTL or not), -D if its row count reached zero. Without state, the leading retractions
-   * are dropped. Returns the key's accumulators after (null: none).
+   * Mini-batch (Flink's MiniBatchGroupAggFunction): a bundle of the key's rows folded into its
+   * accumulators, then one result: +I for a new key, -U/+U if it changed (with a state TTL
+   * also if not, as Flink's), -D if its row count reached zero. Without state, the leading
+   * retractions are dropped. Returns the key's accumulators after (null: none).
    */
   private Accs bundle(Row key, List<Row> rows, Accs accs, List<Row> out) {
     int from = 0;
@@ -477,14 +649,43 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       if (!first) out.add(output(Wire.DELETE, key, before));
       return null;
     }
+    emit(key, first, before, accs, out);
+    return accs;
+  }
+
+  /**
+   * Two-phase (Flink's MiniBatchGlobalGroupAggFunction): a bundle of the key's partial
+   * accumulators merged, then into the key's state, then one result as {@link #bundle} gives
+   * it; without state, partials whose row counts add up to zero are no output (a retraction
+   * for a key without state is counted, not dropped: a row count below zero is kept too).
+   */
+  private Accs merged(Row key, List<Row> partials, Accs accs, List<Row> out) {
+    Accs buffer = new Accs();
+    for (Row r : partials) buffer.merge(decode((byte[]) r.get(accAt)));
+    boolean first = accs == null;
+    if (first) {
+      if (buffer.rows == 0) return null;
+      accs = new Accs();
+    }
+    Object[] before = first ? null : accs.results();
+    accs.merge(buffer);
+    if (accs.rows == 0) {
+      if (!first) out.add(output(Wire.DELETE, key, before));
+      return null;
+    }
+    emit(key, first, before, accs, out);
+    return accs;
+  }
+
+  /** A bundle's result for a key that has rows: +I, or -U/+U (see {@link #bundle}). */
+  private void emit(Row key, boolean first, Object[] before, Accs accs, List<Row> out) {
     Object[] after = accs.results();
     if (first) {
       out.add(output(Wire.INSERT, key, after));
-    } else if (!sameResults(before, after)) {
+    } else if (ttlMs >= 0 || !sameResults(before, after)) {
       if (updateBefore) out.add(output(Wire.UPDATE_BEFORE, key, before));
       out.add(output(Wire.UPDATE_AFTER, key, after));
     }
-    return accs;
   }
 
   /** Writes the key's accumulators (or removes them), with the TTL's timeout. */
@@ -517,7 +718,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
 
   // -- the state value -------------------------------------------------------------------------
 
-  private byte[] encode(Accs s) {
+  byte[] encode(Accs s) {
     RowCodec.Out out = new RowCodec.Out(64);
     out.raw(FORMAT, 1);
     out.zigzag(s.rows);

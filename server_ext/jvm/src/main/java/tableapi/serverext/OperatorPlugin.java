@@ -35,9 +35,11 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  *        .flatMapGroupsWithState(JoinFunction, Append, BINARY, row(output), timeout)
  * </pre>
  *
- * with one binary state value per key, and the timeout its {@link Operator} asks for. Two
+ * with one binary state value per key, and the timeout its {@link Operator} asks for. Three
  * relations are not grouped operators: {@code probe} (is the plugin there, which wire
- * version?) and {@code position} (numbers a scan's rows in reading order, {@link Positions}).
+ * version?), {@code position} (numbers a scan's rows in reading order, {@link Positions}) and
+ * {@code local_aggregate} (a two-phase aggregation's local phase, {@link
+ * LocalGroupAggregate}).
  * Relations of other type URLs are left to other plugins.
  */
 public class OperatorPlugin implements RelationPlugin {
@@ -62,6 +64,12 @@ public class OperatorPlugin implements RelationPlugin {
       case "position" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
         yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
+      }
+      case "local_aggregate" -> {
+        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
+        SQLConf conf = session.sessionState().conf();
+        yield Optional.of(
+            LocalGroupAggregate.apply(input, request.specJson(), conf).logicalPlan());
       }
       default -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));

@@ -39,7 +39,8 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  */
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
-  public static final int VERSION = 3; // 2: __kind and __seq may be left out; 3: position
+  // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate
+  public static final int VERSION = 4;
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 

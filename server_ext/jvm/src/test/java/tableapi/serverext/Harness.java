@@ -169,6 +169,13 @@ public final class Harness {
   private static ObjectNode runOperator(JsonNode c) {
     StructType input = schema(c, "input");
     int keyCount = c.get("key_count").asInt();
+    // "local": a two-phase aggregation: each batch's "tasks" (lists of union rows) go through
+    // the local phase, task by task, and the operator gets their partial rows.
+    LocalGroupAggregate local = null;
+    if (c.path("local").asBoolean(false)) {
+      local = LocalGroupAggregate.of(c.get("spec").asText(), input, "UTC", false);
+      input = LocalGroupAggregate.output(input, keyCount);
+    }
     Operator op = OperatorPlugin.operator(
         c.get("operator").asText(), c.get("spec").asText(), input, "UTC", false);
     StructType keys = new StructType(java.util.Arrays.copyOf(input.fields(), keyCount));
@@ -184,11 +191,11 @@ public final class Harness {
       long now = batch.get("now").asLong();
       long watermark = batch.has("watermark") ? batch.get("watermark").asLong() : -1;
       Map<Values.Tuple, List<Row>> groups = new LinkedHashMap<>();
-      for (JsonNode r : batch.get("rows")) {
-        Object[] values = values(r, input);
+      for (Row r : local == null ? rows(batch.get("rows"), input) : partials(local, c, batch)) {
+        Object[] values = new Object[r.length()];
+        for (int i = 0; i < values.length; i++) values[i] = r.get(i);
         Values.Tuple k = new Values.Tuple(java.util.Arrays.copyOf(values, keyCount));
-        groups.computeIfAbsent(k, x -> new ArrayList<>())
-            .add(new GenericRowWithSchema(values, input));
+        groups.computeIfAbsent(k, x -> new ArrayList<>()).add(r);
       }
       ArrayNode emitted = NODES.arrayNode();
       for (Map.Entry<Values.Tuple, List<Row>> g : groups.entrySet()) {
@@ -211,6 +218,29 @@ public final class Harness {
     result.set("batches", batches);
     result.put("state_keys", states.size());
     return result;
+  }
+
+  private static List<Row> rows(JsonNode rows, StructType schema) {
+    List<Row> out = new ArrayList<>();
+    for (JsonNode r : rows) out.add(new GenericRowWithSchema(values(r, schema), schema));
+    return out;
+  }
+
+  /** The partial rows of a batch's tasks, task after task, each in its local phase's order. */
+  private static List<Row> partials(LocalGroupAggregate local, JsonNode c, JsonNode batch) {
+    StructType input = schema(c, "input");
+    StructType out = LocalGroupAggregate.output(input, c.get("key_count").asInt());
+    List<Row> partials = new ArrayList<>();
+    for (JsonNode task : batch.get("tasks")) {
+      Iterator<Row> produced = local.call(rows(task, input).iterator());
+      while (produced.hasNext()) {
+        Row r = produced.next();
+        Object[] values = new Object[r.length()];
+        for (int i = 0; i < values.length; i++) values[i] = r.get(i);
+        partials.add(new GenericRowWithSchema(values, out));
+      }
+    }
+    return partials;
   }
 
   private static void callOperator(Operator op, StructType keys, Values.Tuple k,
