@@ -151,6 +151,9 @@ class TableResult:
         self.row_type = row_type
         self._guard: Guard = guard or _unguarded
         self._lookups = lookups
+        # How print() shows the result when set: execute_sql prints a query's result as
+        # Flink's SQL client does (tableau columns as wide as their types, an op column).
+        self.printer: Callable[[TableResult], None] | None = None
 
     def lookup_metrics(self) -> dict[str, dict[str, int]]:
         """Per lookup table, FLIP-221's cache metrics summed over tasks (``hitCount``,
@@ -212,6 +215,9 @@ class TableResult:
         +------+-------+
         2 rows in set
         """
+        if self.printer is not None:
+            self.printer(self)
+            return
         print(tableau(self.row_type.names, self.collect()))
 
     def materialize(self) -> pd.DataFrame:
@@ -345,6 +351,9 @@ class StreamingTableResult(TableResult):
     def print(self) -> None:
         """The changelog so far, one ``+I[...]`` / ``-U[...]`` / ``+U[...]`` / ``-D[...]``
         line per change."""
+        if self.printer is not None:
+            self.printer(self)
+            return
         for r in self.collect():
             print(repr(r))
 

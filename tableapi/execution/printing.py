@@ -81,6 +81,89 @@ def print_line(kind: RowKind, values: Sequence[Any], row_type: RowType, prefix: 
     return f"{prefix}{kind.short_string}[{fields}]"
 
 
+#: Flink's tableau: the widest a column gets (longer values end in "..."), how NULL shows.
+TABLEAU_MAX_WIDTH = 30
+TABLEAU_NULL = "<NULL>"
+
+
+def tableau_string(value: Any, data_type: DataType) -> str:
+    """``value`` as Flink's ``TableResult.print()`` (and its SQL client) shows it: SQL's
+    text for a type (``TRUE``, ``2024-01-01 10:00:00.500`` to the type's precision), Java's
+    for a floating-point number (``1.0E7``).
+
+    >>> from tableapi.types import DataType
+    >>> [tableau_string(v, DataType.parse(t)) for v, t in [(None, "INT"), (True, "BOOLEAN"),
+    ...     (1e7, "DOUBLE"), (dt.datetime(2024, 1, 1, 10, 0, 0, 500000), "TIMESTAMP(3)"),
+    ...     (dt.datetime(2024, 1, 1, 10), "TIMESTAMP(0)"), (dt.date(2024, 1, 2), "DATE")]]
+    ['<NULL>', 'TRUE', '1.0E7', '2024-01-01 10:00:00.500', '2024-01-01 10:00:00', '2024-01-02']
+    """
+    if value is None:
+        return TABLEAU_NULL
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone().replace(tzinfo=None)  # the session's time zone
+        precision = data_type.params[0] if data_type.params else 6
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + (f".{value.microsecond:06d}"[: precision + 1] if precision else "")
+    return flink_string(value, data_type)
+
+
+def _tableau_width(data_type: DataType) -> int:
+    """Flink's column width by type (PrintStyle's): the longest value of the type."""
+    name, params = data_type.name, data_type.params
+    fixed = {"TINYINT": 4, "SMALLINT": 6, "INT": 11, "BIGINT": 20, "BOOLEAN": 5, "DATE": 10}
+    if name in fixed:
+        return fixed[name]
+    if name == "DECIMAL":
+        return params[0] + 2  # a sign and a point
+    if name in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        precision = params[0] if params else 6
+        return 19 + (precision + 1 if precision else 0)
+    return TABLEAU_MAX_WIDTH
+
+
+def sql_client_tableau(
+    row_type: RowType, rows: Sequence[tuple[RowKind, Sequence[Any]]], kinds: bool
+) -> str:
+    """Rows as Flink's ``TableResult.print()`` and SQL client print them: a box whose
+    columns are as wide as their type's longest value (at most 30), every value
+    right-aligned, an ``op`` column of row kinds for a streaming result; ``Empty set``.
+
+    >>> from tableapi.types import INT, STRING, RowType
+    >>> print(sql_client_tableau(RowType.of(("n", INT), ("s", STRING)),
+    ...                          [(RowKind.INSERT, (1, "pen")), (RowKind.DELETE, (2, None))],
+    ...                          kinds=True))  # doctest: +NORMALIZE_WHITESPACE
+    +----+-------------+--------------------------------+
+    | op |           n |                              s |
+    +----+-------------+--------------------------------+
+    | +I |           1 |                            pen |
+    | -D |           2 |                         <NULL> |
+    +----+-------------+--------------------------------+
+    2 rows in set
+    """
+    if not rows:
+        return "Empty set"
+    names = (["op"] if kinds else []) + list(row_type.names)
+    widths = [2] if kinds else []
+    widths += [max(len(f.name), _tableau_width(f.type), len(TABLEAU_NULL)) for f in row_type.fields]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def cells(values: Sequence[str]) -> str:
+        shown = [
+            v if len(v) <= w else v[: w - 3] + "..." for v, w in zip(values, widths, strict=True)
+        ]
+        return "| " + " | ".join(v.rjust(w) for v, w in zip(shown, widths, strict=True)) + " |"
+
+    body = [line, cells(names), line]
+    for kind, values in rows:
+        texts = [tableau_string(v, f.type) for v, f in zip(values, row_type, strict=True)]
+        body.append(cells(([kind.short_string] if kinds else []) + texts))
+    body += [line, f"{len(rows)} row{'s' if len(rows) != 1 else ''} in set"]
+    return "\n".join(body)
+
+
 def _java_float(x: float, single: bool) -> str:
     """Java's ``Double.toString`` (``Float.toString`` when ``single``): the shortest digits
     that read back as the same number, plain between 10^-3 and 10^7, else ``d.dddE<n>``."""

@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import SqlValidationError, ValidationError
+from tableapi.execution.printing import sql_client_tableau
 from tableapi.expressions import col, lit
 from tableapi.functions import FUNCTIONS
-from tableapi.result import Row, RowKind, TableResult, tableau
+from tableapi.result import Row, RowKind, StreamingTableResult, TableResult, tableau
 from tableapi.schema import ComputedColumn, Schema
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import parse_query, parse_statement
@@ -135,7 +136,12 @@ class _Runner:
     def run(self, stmt: S.Statement) -> TableResult:
         env = self.env
         if isinstance(stmt, S.QueryStatement):
-            return self.planner.query(stmt.query).execute()
+            table = self.planner.query(stmt.query)
+            with self.planner.at(stmt.span):
+                table.explain()  # what the optimizer refuses, refused at the statement
+            result = table.execute()
+            result.printer = _print_as_sql_client
+            return result
         if isinstance(stmt, S.Insert):
             return self.insert(stmt)()
         if isinstance(stmt, S.StatementSet):
@@ -487,6 +493,13 @@ def _schema_error_span(stmt: S.CreateTable, message: str) -> S.Span:
     named = [(message.find(f"'{c.name}'"), c.span) for c in stmt.columns]
     found = sorted((at, span.start, span) for at, span in named if at >= 0)
     return found[0][2] if found else stmt.span
+
+
+def _print_as_sql_client(result: TableResult) -> None:
+    """A query's result as Flink's SQL client prints it: a tableau with an ``op`` column
+    in streaming mode, ``Empty set`` when there is no row."""
+    rows = [(r.kind, tuple(r)) for r in result.collect()]
+    print(sql_client_tableau(result.row_type, rows, isinstance(result, StreamingTableResult)))
 
 
 def _sink_explain(text: str, sink: str, fields: tuple[str, ...]) -> str:

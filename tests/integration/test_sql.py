@@ -139,6 +139,33 @@ END""")
     assert lines == sorted([*big, *named])
 
 
+def test_a_select_prints_as_flinks_sql_client(
+    env: TableEnvironment, senv: TableEnvironment, shared_dir: Path, capsys
+) -> None:
+    """Columns as wide as their types, values right-aligned, an op column when streaming."""
+    register(env, shared_dir)
+    env.execute_sql("SELECT order_id, currency FROM Orders WHERE order_id < 3 ORDER BY 1").print()
+    env.execute_sql("SELECT * FROM Orders WHERE amount > 100").print()
+    register(senv, shared_dir / "s")
+    senv.execute_sql("SELECT name, price > 5 AS dear FROM Products WHERE id = 11").print()
+    assert capsys.readouterr().out.splitlines() == [
+        "+----------------------+--------------------------------+",
+        "|             order_id |                       currency |",
+        "+----------------------+--------------------------------+",
+        "|                    1 |                            EUR |",
+        "|                    2 |                            USD |",
+        "+----------------------+--------------------------------+",
+        "2 rows in set",
+        "Empty set",
+        "+----+--------------------------------+--------+",
+        "| op |                           name |   dear |",
+        "+----+--------------------------------+--------+",
+        "| +I |                            ink |   TRUE |",
+        "+----+--------------------------------+--------+",
+        "1 row in set",
+    ]
+
+
 def test_sql_and_the_table_api_both_ways(env: TableEnvironment, shared_dir: Path) -> None:
     register(env, shared_dir)
     env.create_temporary_view("Dear", env.from_path("Products").where(col("price") > 5))
