@@ -137,9 +137,10 @@ class Token:
     text: str
     start: int
     end: int
+    upper: str = attrs.field(eq=False, repr=False)  # a keyword's spelling ("" if no word)
 
-    @property
-    def upper(self) -> str:
+    @upper.default
+    def _upper(self) -> str:
         return self.text.upper() if self.kind == "ident" else ""
 
     def show(self) -> str:
@@ -260,7 +261,7 @@ class Parser:
         self.tokens = tokenize(text)
         self.i = 0
         self._far = 0
-        self._expected: dict[str, None] = {}
+        self._expected: list[tuple[str, ...]] = []  # labels, in groups as tried
         self._aliases: list[Token] = []  # identifiers read as implicit aliases (typo hints)
 
     # -- token access -------------------------------------------------------------------------
@@ -268,20 +269,19 @@ class Parser:
     def tok(self) -> Token:
         return self.tokens[self.i]
 
-    def _note(self, label: str) -> None:
+    def _note(self, *labels: str) -> None:
+        """Record what was tried at the current token (quoted when a word or symbol)."""
         if self.i > self._far:
-            self._far, self._expected = self.i, {}
+            self._far, self._expected = self.i, []
         if self.i == self._far:
-            self._expected[label] = None
+            self._expected.append(labels)
 
     def at_kw(self, *words: str) -> bool:
-        for w in words:
-            self._note(f'"{w}"')
+        self._note(*words)
         return self.tok.upper in words
 
     def at_op(self, *ops: str) -> bool:
-        for o in ops:
-            self._note(f'"{o}"')
+        self._note(*ops)
         return self.tok.kind == "op" and self.tok.text in ops
 
     def accept_kw(self, *words: str) -> Token | None:
@@ -326,7 +326,9 @@ class Parser:
         if expected is not None:
             self._note(expected)
         at = self.tokens[self._far] if self._far >= self.i else self.tok
-        labels = list(self._expected) if self._far >= self.i else [expected or "?"]
+        tried = [x for group in self._expected for x in group] if self._far >= self.i else []
+        labels = list(dict.fromkeys(x if x.startswith("<") else f'"{x}"' for x in tried))
+        labels = labels or [expected or "?"]
         line, column = line_col(self.text, at.start)
         shown = "<EOF>" if at.kind == "eof" else f'"{at.show()}"'
         ordered = sorted(labels, key=lambda s: (not s.startswith("<"), s[1:2].isalpha(), s))
@@ -664,7 +666,7 @@ class Parser:
             while True:
                 t = self.advance()
                 if t.kind == "eof":
-                    self.fail('">"')
+                    self.fail(">")
                 parts.append(t.show())
                 depth += {"<": 1, ">": -1}.get(t.text, 0) if t.kind == "op" else 0
                 if depth == 0:
@@ -709,7 +711,7 @@ class Parser:
         while depth:
             t = self.advance()
             if t.kind == "eof":
-                self.fail('")"')
+                self.fail(")")
             if t.kind == "op" and t.text in "()":
                 depth += 1 if t.text == "(" else -1
 
@@ -763,7 +765,7 @@ class Parser:
             self.expect_op(";")
         self.expect_kw("END")
         if not inserts:
-            self.fail('"INSERT"')
+            self.fail("INSERT")
         return StatementSet(tuple(inserts), self.span_from(start))
 
     # -- queries ------------------------------------------------------------------------------
@@ -900,7 +902,7 @@ class Parser:
             calls.append(HintCall(name, tuple(args), tuple(options), self.span_from(h_start)))
             if not self.accept_op(","):
                 break
-        self._note('"*/"')
+        self._note("*/")
         if self.tok.kind != "hint_end":
             self.fail()
         self.advance()
@@ -1317,7 +1319,7 @@ class Parser:
             self.expect_kw("THEN")
             whens.append((cond, self.expr()))
         if not whens:
-            self.fail('"WHEN"')
+            self.fail("WHEN")
         default = self.expr() if self.accept_kw("ELSE") else None
         self.expect_kw("END")
         return CaseE(operand, tuple(whens), default, self.span_from(start))
