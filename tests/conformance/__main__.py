@@ -2,6 +2,7 @@
 
     python -m tests.conformance --cases 100 --seed 1              # every family, in turn
     python -m tests.conformance --cases 20 --seed 7 --family interval
+    python -m tests.conformance --cases 100 --seed 801 --via sql  # the product takes SQL text
     python -m tests.conformance --case tests/conformance/failures/1-12.json   # one case again
     python -m tests.conformance --cases 50 --remote sc://localhost:15002 --data-dir /shared
 
@@ -56,12 +57,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the embedded server's sorts do not spill at every row (see SPILL_CONF)",
     )
+    parser.add_argument(
+        "--via",
+        choices=("table", "sql"),
+        default="table",
+        help="the product runs each query as a Table API program (default) or as Flink's "
+        "SQL text, the same string Flink runs",
+    )
     args = parser.parse_args(argv)
 
     if args.case:
         cases = [load_case(p) for p in args.case]
     else:
         cases = generate_many(args.cases, args.seed, args.family)
+    if args.via == "sql":
+        cases = [{**c, "via": "sql"} for c in cases]
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="conformance-data-"))
     data_dir.mkdir(parents=True, exist_ok=True)
     server = None

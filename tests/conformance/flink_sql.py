@@ -29,8 +29,14 @@ from typing import Any
 from tests.conformance.model import Case, Pred, Query, output_columns, walk_queries
 
 
-def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> str:
-    """CREATE TEMPORARY TABLE for a TABLE stored at `path` (see `model.write_flink_file`).
+def ddl(
+    t: dict[str, Any],
+    path: str,
+    primary_key: list[str] | None = None,
+    with_options: str | None = None,
+) -> str:
+    """CREATE TEMPORARY TABLE for a TABLE stored at `path` (see `model.write_flink_file`);
+    `with_options` replaces the WITH clause's options (the product's own, over its files).
 
     Example:
         >>> from tests.conformance.model import table
@@ -54,6 +60,8 @@ def ddl(t: dict[str, Any], path: str, primary_key: list[str] | None = None) -> s
         parts.append(f"PRIMARY KEY ({', '.join(f'`{k}`' for k in key)}) NOT ENFORCED")
     fmt = "debezium-json" if t["changelog"] else "json"
     body = ",\n  ".join(parts)
+    if with_options is not None:
+        return f"CREATE TEMPORARY TABLE `{t['name']}` (\n  {body}\n) WITH ({with_options})"
     if t.get("lookup"):  # a file of rows (model.write_lookup_file) behind a LookupFunction
         return (
             f"CREATE TEMPORARY TABLE `{t['name']}` (\n  {body}\n) WITH "

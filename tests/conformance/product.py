@@ -1,5 +1,7 @@
 """A case on this product: its tables as filesystem JSON tables, its query through the
-public Table API (``tableapi``), run on a Spark Connect server.
+public Table API (``tableapi``), or, for a case with ``"via": "sql"``, its tables created
+with Flink's DDL of the case and its query sent as Flink's SQL text (``flink_sql``: the
+very string Flink runs), run on a Spark Connect server.
 
 Example:
     >>> from tests.conformance.product import run_case  # doctest: +SKIP
@@ -21,6 +23,7 @@ from typing import Any
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, call, col, lit, row
 from tableapi.expressions import Expression
 from tests.conformance.aggregate import build_aggregate
+from tests.conformance.flink_sql import ddl, primary_keys_for_flink, query_sql
 from tests.conformance.model import (
     Case,
     Pred,
@@ -258,6 +261,40 @@ def register_tables(env: TableEnvironment, case: Case, workdir: Path) -> None:
         )
 
 
+def register_tables_sql(env: TableEnvironment, case: Case, workdir: Path) -> None:
+    """Each TABLE with ``CREATE TABLE``: Flink's DDL of the case (``flink_sql.ddl``, its
+    primary keys included), only the WITH options pointed at the product's files or SQLite
+    database (the same tables ``register_tables`` builds); temporal table functions with
+    the Table API (SQL has no DDL for them, Flink's runner registers them the same way)."""
+    incremental = case["feed"] == "incremental"
+    cache_options = lookup_options(case)
+    keys = primary_keys_for_flink(case)
+    for t in case["tables"]:
+        if t.get("lookup"):
+            db = workdir / f"{t['name']}.db"
+            options = {"connector": "jdbc", "url": f"jdbc:sqlite:{db}",
+                       "table-name": write_sqlite_table(t, db)}  # fmt: skip
+            options.update(cache_options.get(t["name"], {}))
+        else:
+            directory = workdir / t["name"]
+            if incremental:
+                directory.mkdir(parents=True)
+            else:
+                write_product_files(t, directory, case["feed"])
+            options = {"connector": "filesystem", "path": str(directory), "format": "json"}
+            if t["changelog"]:
+                options["changelog.op-column"] = "op"
+            if incremental:
+                options["source.monitor-interval"] = "100 ms"
+        with_options = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+        env.execute_sql(ddl(t, "", keys[t["name"]], with_options=with_options))
+    for fn in case.get("functions", []):
+        table = env.from_path(fn["table"])
+        env.create_temporary_function(
+            fn["name"], table.create_temporal_table_function(col(fn["time"]), col(fn["key"]))
+        )
+
+
 def encode(v: Any) -> Any:
     """A product result value as JSON (tagged as the Flink runner tags them).
 
@@ -320,10 +357,17 @@ def run_case(case: Case, remote: str, workdir: Path) -> dict[str, Any]:
     result = None
     try:
         env = TableEnvironment.create(mode=case["mode"], remote=remote)
-        for key, value in case.get("options", {}).items():
-            env.config.set(key, value)
-        register_tables(env, case, workdir)
-        table = build_query(env, case, case["query"])
+        if case.get("via") == "sql":  # the query as Flink's SQL text, the same string
+            for key, value in case.get("options", {}).items():
+                env.execute_sql(f"SET '{key}' = '{value}'")
+            register_tables_sql(env, case, workdir)
+            out["sql"] = query_sql(case, case["query"])
+            table = env.sql_query(out["sql"])
+        else:
+            for key, value in case.get("options", {}).items():
+                env.config.set(key, value)
+            register_tables(env, case, workdir)
+            table = build_query(env, case, case["query"])
         out["columns"] = list(table.column_names)
         result = table.execute()
         # the result schema in Flink's types (compare.normalize_type reads the spelling)

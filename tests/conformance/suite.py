@@ -126,6 +126,7 @@ def failure_text(case: Case, flink: dict[str, Any], product: dict[str, Any], c: 
     lines = [
         f"=== case {case['id']} ({case['family']}, {case['mode']}, feed {case['feed']}"
         + (f", options {case['options']}" if case.get("options") else "")
+        + (", the product given the SQL text" if case.get("via") == "sql" else "")
         + ")",
         "query (Flink SQL): " + describe(case),
         "data:",
