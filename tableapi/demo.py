@@ -12,8 +12,9 @@ Streaming mode (each result printed as Flink prints a changelog: ``+I[...]``, ``
 4. Changelog join with retractions: Orders LEFT JOIN Product over files whose ``op`` column
    holds each row's kind, fed one file at a time.
 5. Event-time temporal join: each order converted with the rate valid at its time.
-6. Lookup join: orders enriched from a SQLite table the demo creates, through a PARTIAL
-   cache; prints the cache metrics.
+6. Lookup join, in Flink SQL (``CREATE TABLE``, ``FOR SYSTEM_TIME AS OF``, a hint): orders
+   enriched from a SQLite table the demo creates, through a PARTIAL cache; prints the cache
+   metrics.
 
 The same programs, one per file and with more comments, are in ``examples/``.
 
@@ -349,58 +350,44 @@ def event_time_temporal_join(env: TableEnvironment, root: Path) -> None:
 
 
 def lookup_join(env: TableEnvironment, root: Path) -> None:
-    """Part 6: orders LEFT JOIN Customers FOR SYSTEM_TIME AS OF o_proctime (SQLite)."""
-    _header("6. Streaming: lookup join against a SQLite table, PARTIAL cache")
+    """Part 6, in Flink SQL: orders LEFT JOIN Customers FOR SYSTEM_TIME AS OF o.o_proctime
+    (a SQLite table), with the SHUFFLE_HASH hint."""
+    _header("6. Streaming, in SQL: lookup join against a SQLite table, PARTIAL cache")
     root.mkdir(parents=True)
     db = root / "shop.db"
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("CREATE TABLE customers (id INTEGER, name TEXT, country TEXT)")
         conn.executemany("INSERT INTO customers VALUES (?, ?, ?)", LOOKUP_CUSTOMERS)
-    _json_table(
-        env,
-        "LOrders",
-        root / "orders",
-        Schema.new_builder()
-        .column("order_id", "BIGINT")
-        .column("customer_id", "BIGINT")
-        .column_by_expression("o_proctime", "PROCTIME()")  # the lookup's time
-        .build(),
-        ["order_id", "customer_id"],
-        LOOKUP_ORDERS,
+    orders = root / "orders"
+    orders.mkdir()
+    (orders / "part-0.json").write_text(
+        "".join(json.dumps({"order_id": o, "customer_id": c}) + "\n" for o, c in LOOKUP_ORDERS)
     )
-    env.create_temporary_table(
-        "Customers",
-        TableDescriptor.for_connector("jdbc")
-        .schema(
-            Schema.new_builder()
-            .column("id", "BIGINT")
-            .column("name", "STRING")
-            .column("country", "STRING")
-            .primary_key("id")
-            .build()
-        )
-        .option("url", f"jdbc:sqlite:{db}")
-        .option("table-name", "customers")
-        .option("lookup.cache", "PARTIAL")
-        .option("lookup.partial-cache.max-rows", "1000")
-        .build(),
-    )
+    ddl = [
+        f"""CREATE TABLE LOrders (
+          order_id BIGINT,
+          customer_id BIGINT,
+          o_proctime AS PROCTIME()          -- the lookup's time
+        ) WITH ('connector' = 'filesystem', 'path' = '{orders}', 'format' = 'json')""",
+        f"""CREATE TABLE Customers (
+          id BIGINT, name STRING, country STRING, PRIMARY KEY (id) NOT ENFORCED
+        ) WITH ('connector' = 'jdbc', 'url' = 'jdbc:sqlite:{db}', 'table-name' = 'customers',
+                'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '1000')""",
+    ]
+    for statement in ddl:
+        env.execute_sql(statement)
+    query = """
+        SELECT /*+ SHUFFLE_HASH('Customers') */   -- each customer looked up by one task
+               o.order_id, o.customer_id, c.name, c.country
+        FROM LOrders AS o
+        LEFT JOIN Customers FOR SYSTEM_TIME AS OF o.o_proctime AS c
+          ON o.customer_id = c.id"""
     print(f"-- {len(LOOKUP_ORDERS)} orders of customers {[c for _, c in LOOKUP_ORDERS]};")
     print(f"   {db.name} has customers {[c[0] for c in LOOKUP_CUSTOMERS]} (9 is missing)")
-    enriched = (
-        env.from_path("LOrders")
-        .temporal_join(
-            env.from_path("Customers"),
-            col("customer_id") == col("id"),
-            as_of=col("o_proctime"),
-            how="left",
-        )
-        .select(col("order_id"), col("customer_id"), col("name"), col("country"))
-        .with_hint("SHUFFLE_HASH", "Customers")  # each customer looked up by one task
-    )
-    plan = enriched.explain().split("== Optimized Physical Plan ==")[1].strip()
+    print(query.rstrip())
+    plan = env.sql_query(query).explain().split("== Optimized Physical Plan ==")[1].strip()
     print(plan)
-    result = enriched.execute()  # bounded input: runs to its end
+    result = env.execute_sql(query)  # bounded input: runs to its end
     for change in sorted(result.collect(), key=lambda r: r[0]):
         print(repr(change))
     metrics = result.lookup_metrics()["Customers"]
