@@ -176,35 +176,10 @@ def tokenize(text: str) -> list[Token]:
     hint_open: int | None = None
     while i < n:
         c = text[i]
-        if c == "'":
-            j, parts = i + 1, []
-            while True:
-                k = text.find("'", j)
-                if k < 0:
-                    _fail_at(text, i, "an unclosed string literal: add the closing '")
-                parts.append(text[j:k])
-                if text.startswith("''", k):
-                    parts.append("'")
-                    j = k + 2
-                    continue
-                break
-            tokens.append(Token("string", "".join(parts), i, k + 1))
-            i = k + 1
-            continue
-        if c == "`":
-            j, parts = i + 1, []
-            while True:
-                k = text.find("`", j)
-                if k < 0:
-                    _fail_at(text, i, "an unclosed quoted identifier: add the closing `")
-                parts.append(text[j:k])
-                if text.startswith("``", k):
-                    parts.append("`")
-                    j = k + 2
-                    continue
-                break
-            tokens.append(Token("qident", "".join(parts), i, k + 1))
-            i = k + 1
+        if c in "'`":  # a string, or a quoted identifier; the quote doubled is one quote
+            value, end = _quoted(text, i)
+            tokens.append(Token("string" if c == "'" else "qident", value, i, end))
+            i = end
             continue
         if c == '"':
             _fail_at(
@@ -240,6 +215,23 @@ def tokenize(text: str) -> list[Token]:
         _fail_at(text, hint_open, "an unclosed hint /*+ ...: close it with */")
     tokens.append(Token("eof", "", n, n))
     return tokens
+
+
+def _quoted(text: str, start: int) -> tuple[str, int]:
+    """The value of the quoted text at ``start`` (its quote doubled stands for the quote)
+    and the offset after its closing quote."""
+    quote = text[start]
+    j, parts = start + 1, []
+    while True:
+        k = text.find(quote, j)
+        if k < 0:
+            what = "string literal" if quote == "'" else "quoted identifier"
+            _fail_at(text, start, f"an unclosed {what}: add the closing {quote}")
+        parts.append(text[j:k])
+        if not text.startswith(quote * 2, k):
+            return "".join(parts), k + 1
+        parts.append(quote)
+        j = k + 2
 
 
 def _fail_at(text: str, offset: int, what: str) -> NoReturn:

@@ -296,10 +296,9 @@ class SqlPlanner:
         )
         order = q.order_by if q is not None else ()
         if aggregating:
-            table, exprs, names = self.aggregate(table, scope, sel, items, order)
+            table, names, sort = self.aggregate(table, scope, sel, items, order)
         else:
-            table, exprs, names = self.project(table, scope, items, order)
-        sort = self.order_names(order, exprs, names, scope, aggregating) if order else []
+            table, names, sort = self.project(table, scope, items, order)
         hidden = [n for n in sort if n.startswith("$order")]
         if sel.distinct:
             if hidden:
@@ -353,17 +352,17 @@ class SqlPlanner:
         scope: Scope,
         items: list[tuple[Any, str | None, S.Span]],
         order: tuple[S.OrderItem, ...],
-    ) -> tuple[Table, list[Expression], list[str]]:
+    ) -> tuple[Table, list[str], list[str]]:
         exprs = [self.item_expr(e, scope, aggregates=False) for e, _, _ in items]
         names = _unique_names([self.output_name(e, a, i) for i, (e, a, _) in enumerate(items)])
         stars = all(isinstance(e, Expression) for e, _, _ in items)
-        hidden = self.hidden_order_keys(order, exprs, names, scope, aggregates=False)
+        sort, hidden = self.order_keys(order, exprs, names, scope, aggregates=False)
         if stars and not hidden and tuple(names) == table.column_names:
-            return table, exprs, names  # SELECT *: no projection
+            return table, names, sort  # SELECT *: no projection
         fields = _aliased(exprs, names)
         span = items[0][2].to(items[-1][2])
         with self.at(span):
-            return table.select(*fields, *hidden), exprs, names
+            return table.select(*fields, *hidden), names, sort
 
     def item_expr(self, e: Any, scope: Scope, aggregates: bool) -> Expression:
         if isinstance(e, Expression):  # a star's column
@@ -402,35 +401,26 @@ class SqlPlanner:
                 return n, key
         return None, key
 
-    def hidden_order_keys(
+    def order_keys(
         self,
         order: tuple[S.OrderItem, ...],
         exprs: list[Expression],
         names: list[str],
         scope: Scope,
         aggregates: bool,
-    ) -> list[Expression]:
-        """The ORDER BY keys that are no output column, as hidden columns ``$order<i>``."""
-        hidden = []
+    ) -> tuple[list[str], list[Expression]]:
+        """Each ORDER BY key's output column, and the keys that are no output column as
+        hidden columns ``$order<i>`` (the SELECT list computes them; a projection drops
+        them after the sort)."""
+        sort: list[str] = []
+        hidden: list[Expression] = []
         for i, item in enumerate(order):
             name, key = self.order_key(i, item, exprs, names, scope, aggregates)
             if name is None:
-                hidden.append(key.alias(f"$order{i}"))
-        return hidden
-
-    def order_names(
-        self,
-        order: tuple[S.OrderItem, ...],
-        exprs: list[Expression],
-        names: list[str],
-        scope: Scope,
-        aggregates: bool,
-    ) -> list[str]:
-        """Each ORDER BY key's output column (``$order<i>`` for a hidden one)."""
-        return [
-            self.order_key(i, item, exprs, names, scope, aggregates)[0] or f"$order{i}"
-            for i, item in enumerate(order)
-        ]
+                name = f"$order{i}"
+                hidden.append(key.alias(name))
+            sort.append(name)
+        return sort, hidden
 
     def _resolves(self, name: S.Name, scope: Scope) -> bool:
         try:
@@ -446,7 +436,7 @@ class SqlPlanner:
         sel: S.Select,
         items: list[tuple[Any, str | None, S.Span]],
         order: tuple[S.OrderItem, ...],
-    ) -> tuple[Table, list[Expression], list[str]]:
+    ) -> tuple[Table, list[str], list[str]]:
         """GROUP BY keys, the SELECT list and HAVING: ``group_by(...).select(...)`` (a
         global aggregate: ``select(...)``), HAVING a ``where`` over it."""
         for e, _, span in items:
@@ -460,7 +450,7 @@ class SqlPlanner:
         exprs = [self.expr(e, scope, aggregates=True) for e, _, _ in items]
         names = _unique_names([self.output_name(e, a, i) for i, (e, a, _) in enumerate(items)])
         fields = _aliased(exprs, names)
-        hidden = self.hidden_order_keys(order, exprs, names, scope, aggregates=True)
+        sort, hidden = self.order_keys(order, exprs, names, scope, aggregates=True)
         having = None
         if sel.having is not None:
             having = self.expr(sel.having, scope, aggregates=True, clause="HAVING")
@@ -481,7 +471,7 @@ class SqlPlanner:
             if "$having" in result.column_names:
                 kept = [n for n in result.column_names if n != "$having"]
                 result = result.select(*(col(n) for n in kept))
-        return result, exprs, names
+        return result, names, sort
 
     # -- hints --------------------------------------------------------------------------------
     def hints(

@@ -152,15 +152,8 @@ class _Runner:
             return self.create_table(stmt)
         if isinstance(stmt, S.CreateView):
             name = self.name(stmt.name, stmt.span)
-            if name in env.list_tables():
-                if stmt.if_not_exists:
-                    return _ok()
-                raise self.error(
-                    stmt.span,
-                    f"Could not execute CreateView in path "
-                    f"`default_catalog`.`default_database`.`{name}`: a table or "
-                    "view of that name exists; DROP it first.",
-                )
+            if self.exists(name, stmt.if_not_exists, stmt.span, "CreateView"):
+                return _ok()
             table = self.planner.query(stmt.query)
             if stmt.column_aliases:
                 table = self.planner.rename_all(table, stmt.column_aliases, stmt.span)
@@ -249,19 +242,25 @@ class _Runner:
             return table.select(*fields)
 
     # -- DDL --------------------------------------------------------------------------------
+    def exists(self, name: str, if_not_exists: bool, span: S.Span, what: str) -> bool:
+        """Whether a table or view ``name`` exists already (with IF NOT EXISTS: nothing to
+        do; without: Flink's error)."""
+        if name not in self.env.list_tables():
+            return False
+        if if_not_exists:
+            return True
+        raise self.error(
+            span,
+            f"Could not execute {what} in path `default_catalog`.`default_database`.`{name}`: "
+            "a table or view of that name exists already; DROP it first or write IF NOT "
+            "EXISTS.",
+        )
+
     def create_table(self, stmt: S.CreateTable) -> TableResult:
         env = self.env
         name = self.name(stmt.name, stmt.span)
-        if name in env.list_tables():
-            if stmt.if_not_exists:
-                return _ok()
-            raise self.error(
-                stmt.span,
-                f"Could not execute CreateTable in path "
-                f"`default_catalog`.`default_database`.`{name}`: table (or view) "
-                "of that name exists already; DROP it first or write CREATE "
-                "TABLE IF NOT EXISTS.",
-            )
+        if self.exists(name, stmt.if_not_exists, stmt.span, "CreateTable"):
+            return _ok()
         if stmt.like is not None:
             raise self.planner.refuse(stmt.span, "CREATE TABLE ... LIKE")
         if stmt.partitioned_by:

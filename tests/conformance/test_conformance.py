@@ -1,10 +1,11 @@
 """The conformance suite's CI part: fixed cases on Apache Flink 2.3 and on this product.
 
-Runs one case of every family (seeds in ``CI_SEEDS``) plus the minimal reproductions kept in
-``tests/conformance/repros/`` (one per known difference). Flink answers all of them first, in
-one JVM, in its own virtualenv (``.flink-venv/``, installed on first use by flink_env); each
-case then runs on the test server and must give Flink's final table, with Flink's column
-types, and a valid changelog.
+Runs one case of every family (seeds in ``CI_SEEDS``), once as a Table API program and once
+as Flink's SQL text (``-sql``: the same string Flink runs), plus the minimal reproductions
+kept in ``tests/conformance/repros/`` (one per known difference). Flink answers all of them
+first, in one JVM, in its own virtualenv (``.flink-venv/``, installed on first use by
+flink_env); each case then runs on the test server and must give Flink's final table, with
+Flink's column types, and a valid changelog.
 
 Differences known today are expected failures, each checked to still be what it was:
 
@@ -95,12 +96,14 @@ def known_type_causes(case: dict, comparison: Comparison) -> list[str] | None:
 
 
 def ci_cases() -> list[dict]:
-    """The fixed cases: one per family, then the kept reproductions."""
+    """The fixed cases: one per family, each also via SQL (the product given Flink's SQL
+    text), then the kept reproductions."""
     cases = []
     for family, seed in CI_SEEDS.items():
         case = generate(family, seed, 0)
         case["id"] = f"{family}-{seed}-0"  # generate()'s ids are unique per family
         cases.append(case)
+        cases.append({**case, "id": f"{case['id']}-sql", "via": "sql"})
     for path in sorted(REPROS.glob("*.json")):
         case = load_case(path)
         case["id"] = f"repro-{path.stem}"

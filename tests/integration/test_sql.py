@@ -139,6 +139,21 @@ END""")
     assert lines == sorted([*big, *named])
 
 
+def test_a_statement_set_object_in_batch_mode(env: TableEnvironment, shared_dir: Path, capsys):
+    register(env, shared_dir)
+    env.execute_sql("CREATE TABLE P1 (id BIGINT, name STRING) WITH ('connector' = 'print', "
+                    "'print-identifier' = 'sql')")  # fmt: skip
+    env.execute_sql("CREATE TABLE P2 (id BIGINT, name STRING) WITH ('connector' = 'print', "
+                    "'print-identifier' = 'api')")  # fmt: skip
+    statements = env.create_statement_set()
+    statements.add_insert_sql("INSERT INTO P1 SELECT id, name FROM Products WHERE price > 5")
+    statements.add_insert("P2", env.from_path("Products").select(col("id"), col("name")))
+    statements.execute().wait()
+    lines = sorted(line for line in capsys.readouterr().out.splitlines() if "> " in line)
+    assert lines == ["api> +I[10, pen]", "api> +I[11, ink]", "api> +I[13, cap]",
+                     "sql> +I[11, ink]"]  # fmt: skip
+
+
 def test_a_select_prints_as_flinks_sql_client(
     env: TableEnvironment, senv: TableEnvironment, shared_dir: Path, capsys
 ) -> None:
