@@ -125,7 +125,10 @@ def _tableau_width(data_type: DataType) -> int:
 
 
 def sql_client_tableau(
-    row_type: RowType, rows: Sequence[tuple[RowKind, Sequence[Any]]], kinds: bool
+    row_type: RowType,
+    rows: Sequence[tuple[RowKind, Sequence[Any]]],
+    kinds: bool,
+    by_content: bool = False,
 ) -> str:
     """Rows as Flink's ``TableResult.print()`` and SQL client print them: a box whose
     columns are as wide as their type's longest value (at most 30), every value
@@ -142,19 +145,29 @@ def sql_client_tableau(
     | -D |           2 |                         <NULL> |
     +----+-------------+--------------------------------+
     2 rows in set
+
+    ``by_content``: columns as wide as their longest value, uncut (how Flink prints the
+    result of SHOW and DESCRIBE).
     """
     if not rows:
         return "Empty set"
     names = (["op"] if kinds else []) + list(row_type.names)
     widths = [2] if kinds else []
-    widths += [max(len(f.name), _tableau_width(f.type), len(TABLEAU_NULL)) for f in row_type.fields]
+    if by_content:
+        shown = [[tableau_string(v, f.type) for v, f in zip(r, row_type, strict=True)]
+                 for _, r in rows]  # fmt: skip
+        widths += [max([len(n), *(len(t[i]) for t in shown)]) for i, n in enumerate(row_type.names)]
+    else:
+        widths += [
+            max(len(f.name), _tableau_width(f.type), len(TABLEAU_NULL)) for f in row_type.fields
+        ]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
 
     def cells(values: Sequence[str]) -> str:
-        shown = [
+        cut = [
             v if len(v) <= w else v[: w - 3] + "..." for v, w in zip(values, widths, strict=True)
         ]
-        return "| " + " | ".join(v.rjust(w) for v, w in zip(shown, widths, strict=True)) + " |"
+        return "| " + " | ".join(v.rjust(w) for v, w in zip(cut, widths, strict=True)) + " |"
 
     body = [line, cells(names), line]
     for kind, values in rows:

@@ -15,14 +15,14 @@ Example::
     ...       WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
     ...     ) WITH ('connector' = 'filesystem', 'path' = '/data/orders', 'format' = 'json')
     ... ''').print()
-    +--------+
-    | result |
-    +--------+
-    | OK     |
-    +--------+
+    OK
+    >>> env.execute_sql("SHOW TABLES").print()
+    +------------+
+    | table name |
+    +------------+
+    |     Orders |
+    +------------+
     1 row in set
-    >>> env.execute_sql("SHOW TABLES").collect()
-    [+I[Orders]]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tableapi.errors import SqlValidationError, ValidationError
 from tableapi.execution.printing import sql_client_tableau
 from tableapi.expressions import col, lit
 from tableapi.functions import FUNCTIONS
-from tableapi.result import Row, RowKind, StreamingTableResult, TableResult, tableau
+from tableapi.result import Row, RowKind, StreamingTableResult, TableResult
 from tableapi.schema import ComputedColumn, Schema
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import parse_query, parse_statement
@@ -71,11 +71,14 @@ class LocalTableResult(TableResult):
         return [Row.of(RowKind.INSERT, self.row_type.names, r) for r in self._rows]
 
     def print(self) -> None:
-        if self._raw:
+        """As Flink prints it: ``OK`` for a DDL statement, the text of an EXPLAIN, a tableau
+        as wide as its values for SHOW and DESCRIBE."""
+        if self._raw or self._rows == [("OK",)]:
             for r in self._rows:
                 print(r[0])
             return
-        print(tableau(self.row_type.names, self._rows))
+        rows = [(RowKind.INSERT, r) for r in self._rows]
+        print(sql_client_tableau(self.row_type, rows, kinds=False, by_content=True))
 
     def materialize(self) -> Any:
         import pandas as pd
