@@ -4,7 +4,9 @@ every result checked against plain Python (streaming ones change by change)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 from tableapi import TableEnvironment, col
@@ -137,6 +139,27 @@ END""")
     big = ["big> +I[1, 3]", "big> +I[3, 5]"]
     named = ["named> +I[1, pen]", "named> +I[2, ink]", "named> +I[3, pen]"]
     assert lines == sorted([*big, *named])
+
+
+def test_insert_into_a_jdbc_table(senv: TableEnvironment, shared_dir: Path) -> None:
+    """INSERT INTO is execute_insert: an aggregate's changelog upserted into SQLite."""
+    db = shared_dir / "out.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE totals (currency TEXT PRIMARY KEY, total INTEGER, n INTEGER)")
+    db.chmod(0o666)
+    register(senv, shared_dir)
+    senv.execute_sql(
+        f"""CREATE TABLE Totals (currency STRING, total INT, n BIGINT,
+        PRIMARY KEY (currency) NOT ENFORCED)
+        WITH ('connector' = 'jdbc', 'url' = 'jdbc:sqlite:{db}', 'table-name' = 'totals')"""
+    )
+    senv.execute_sql(
+        "INSERT INTO Totals SELECT currency, SUM(amount), COUNT(*) FROM Orders "
+        "WHERE currency IS NOT NULL GROUP BY currency"
+    ).wait()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT currency, total, n FROM totals").fetchall()
+    assert sorted(rows) == [("EUR", 8, 2), ("USD", 1, 1)]
 
 
 def test_a_statement_set_object_in_batch_mode(env: TableEnvironment, shared_dir: Path, capsys):
