@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
@@ -87,14 +88,25 @@ class Sqlite(Driver):
 
         # mode=ro / rw: a missing file is an error (not a new empty database).
         mode = "rw" if writable else "ro"
-        conn = sqlite3.connect(
-            f"file:{quote(source.database)}?mode={mode}",
-            uri=True,
-            timeout=source.connect_timeout_s,
-            isolation_level=None,  # autocommit; transactions are explicit (BEGIN)
-            check_same_thread=False,
-        )
-        conn.execute("SELECT 1").fetchall()  # opens the file now: a missing one fails here
+        try:
+            conn = sqlite3.connect(
+                f"file:{quote(source.database)}?mode={mode}",
+                uri=True,
+                timeout=source.connect_timeout_s,
+                isolation_level=None,  # autocommit; transactions are explicit (BEGIN)
+                check_same_thread=False,
+            )
+            try:
+                conn.execute("SELECT 1").fetchall()  # opens the file now: a missing one fails
+            except BaseException:
+                conn.close()
+                raise
+        except sqlite3.OperationalError as e:
+            # Each executor opens the file on its own host: on a cluster, name the host.
+            raise sqlite3.OperationalError(
+                f"{e} (on host {socket.gethostname()}: executors open the file on the host "
+                "they run on; on a cluster it must be on a path every worker sees)"
+            ) from e
         return conn
 
     def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[Row]:

@@ -6,6 +6,7 @@ compared with the same join computed in plain Python (helpers.reference_join).""
 from __future__ import annotations
 
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -435,6 +436,8 @@ def test_a_database_that_is_down_fails_clearly_and_emits_nothing(backend: str, t
     text = str(err.value)
     assert "'Customers'" in text and "3 attempts" in text and "lookup.max-retries = 2" in text
     assert ("missing.db" in text) if backend == "sqlite" else ("'shop'" in text)
+    if backend == "sqlite":  # each executor opens the file on its own host (a cluster)
+        assert f"on host {socket.gethostname()}" in text, text
     assert elapsed >= 0.1  # Flink's back-off: 0 s after the 1st failure, 0.1 s after the 2nd
 
 
