@@ -39,7 +39,22 @@ def run_to_noop(spark: Any, df: Any, checkpoint: Path) -> dict[str, Any]:
         "engine": engine_seconds(query),
         "output": output,
         **state_of(spark, query),
+        **phases_of(query),
     }
+
+
+def phases_of(query: Any) -> dict[str, Any]:
+    """Where a finished query's engine time went: ``phases``, Spark's ``durationMs`` parts
+    (ms, summed over the batches; ``addBatch`` is the batch's jobs), and ``commit_ms``, the
+    state operators' commit time (writing their state files to the checkpoint)."""
+    phases: dict[str, int] = {}
+    commit = 0
+    for p in query.recentProgress:
+        for name, ms in (p.durationMs or {}).items():
+            if name != "triggerExecution":
+                phases[name] = phases.get(name, 0) + int(ms)
+        commit += sum(int(s.commitTimeMs or 0) for s in p.stateOperators or [])
+    return {"phases": phases, "commit_ms": commit}
 
 
 def engine_seconds(query: Any) -> float:

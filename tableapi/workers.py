@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: Tasks of the check job: enough that every executor of a small cluster runs some.
 CHECK_TASKS = 16
 #: How long the check waits for executors (a cluster with no worker never runs a task).
-CHECK_TIMEOUT_S = 90.0
+CHECK_TIMEOUT_S = 300.0
 MASTER_CONF = "spark.master"
 
 
