@@ -118,7 +118,8 @@ def main() -> int:
     ) as cluster:
         env = TableEnvironment.create(mode="streaming", remote=cluster.url)
         root = cluster.shared_dir / "bench"
-        root.mkdir(mode=0o777)
+        root.mkdir()
+        root.chmod(0o777)  # the containers' user writes the data and checkpoints here
         print(f"writing {args.rows:,} x {args.rows:,} rows ({args.keys:,} keys) ...", flush=True)
         make_data(env.spark, root, args.rows, args.keys)
         register(env, root)
