@@ -75,6 +75,8 @@ def measure(env: TableEnvironment, cluster: Cluster, root: Path, runs: int) -> d
     state, and the executors' split of the last run."""
     spark = env.spark
     w1 = env.from_path("L").join(env.from_path("R"), col("k") == col("rk"))
+    plan = w1.explain()
+    assert "tier=[jvm]" in plan, f"W1 must run on the JVM tier (a stale image?):\n{plan}"
     results = []
     last_stage = -1
     split: dict[str, dict[str, int]] = {}
