@@ -1,5 +1,5 @@
-"""Exactly-once across a crash: every join family and a join followed by an aggregation, its
-server killed at random points.
+"""Exactly-once across a crash: every join family, a join followed by an aggregation, and a
+join's aggregation written into PostgreSQL, the server killed at random points.
 
 Each family's query runs with ``execution.checkpointing.dir`` + ``pipeline.name`` over
 changelog files fed in rounds (the lookup join's dimension table is a SQLite file). The
@@ -12,6 +12,12 @@ server that never died: no change lost, none repeated.
 Both runs start and stop the queries at the same points (a round's files are written while
 no query runs, and each round is processed to the end), so their micro-batches hold the same
 files and a family's changelog is the same multiset in both.
+
+The jdbc family inserts into a PostgreSQL table (``execute_insert``, upsert mode) instead of
+a result. A trigger records every row the sink writes in an audit table, with the micro-batch
+id the commit sets and the writing transaction: the crashed run's writes must be the
+reference's, batch by batch (a batch applied twice writes twice; a lost one not at all),
+each batch in one transaction, and its table the reference's.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ import pytest
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, col, lit
 from tableapi.result import StreamingTableResult, apply_changelog
 from tests.integration.changelog_files import Change, ChangelogTable
+from tests.integration.jdbc_tables import SinkDatabase
+from tests.postgres import PostgresServer
 from tests.servers import KillableServer, TestServer
 
 T0 = dt.datetime(2026, 1, 1)
@@ -51,6 +59,8 @@ class Family:
     # run to run (in Flink too), and so do its intermediate -U/+U. Such a family is checked
     # by its final table (a change lost or repeated leaves a wrong or negative row count).
     exact_changelog: bool = True
+    # Written into the jdbc table of this name (PostgreSQL, upsert mode) instead of a result.
+    sink: str | None = None
 
 
 def _regular(how: str) -> Callable[[TableEnvironment], Table]:
@@ -108,8 +118,24 @@ def _join_aggregate(env: TableEnvironment) -> Table:
     )
 
 
+def _join_totals(env: TableEnvironment) -> Table:
+    """A left join's changelog aggregated per product id: the sink's key (the aggregate's
+    state at the end of each micro-batch does not depend on the order of its changes)."""
+    joined = env.from_path("Orders").left_outer_join(
+        env.from_path("Product"), col("product_id") == col("id")
+    )
+    return joined.group_by(col("product_id")).select(
+        col("product_id"),
+        col("qty").sum.alias("qty"),
+        lit(1).count.alias("n"),
+        col("price").sum.alias("price"),
+    )
+
+
+SINK_COLUMNS = (("product_id", "BIGINT"), ("qty", "BIGINT"), ("n", "BIGINT"), ("price", "BIGINT"))
 FAMILIES = (
     Family("inner", _regular("join")),
+    Family("jdbc", _join_totals, sink="Totals"),
     Family("join-aggregate", _join_aggregate, exact_changelog=False),
     Family("full", _regular("full_outer_join")),
     Family("semi", _regular("semi")),
@@ -246,13 +272,51 @@ def _rounds(seed: int) -> list[dict[str, list[Change]]]:
     return rounds
 
 
+class AuditedTable:
+    """The jdbc family's PostgreSQL table of one run, and its audit of the sink's writes."""
+
+    def __init__(self, db: SinkDatabase) -> None:
+        self.db = db
+        self.name = db.create("product_id bigint PRIMARY KEY, qty bigint, n bigint, price bigint")
+        audit = f"{self.name}_audit"
+        db.execute(f"CREATE TABLE {audit} (batch text, tx bigint, op text, row text)")
+        db.execute(
+            f"CREATE FUNCTION {audit}() RETURNS trigger AS $$ BEGIN INSERT INTO {audit} "
+            "VALUES (current_setting('tableapi.sink_batch', true), txid_current(), TG_OP, "
+            "CASE WHEN TG_OP = 'DELETE' THEN OLD::text ELSE NEW::text END); RETURN NULL; "
+            "END $$ LANGUAGE plpgsql"
+        )
+        db.execute(f"CREATE TRIGGER audit AFTER INSERT OR UPDATE OR DELETE ON {self.name} "
+                   f"FOR EACH ROW EXECUTE FUNCTION {audit}()")  # fmt: skip
+        self.audit = audit
+
+    def register(self, env: TableEnvironment, name: str) -> None:
+        self.db.register(env, name, self.name, SINK_COLUMNS, key=("product_id",))
+
+    def writes(self) -> tuple[Counter[str], dict[str, int]]:
+        """Every write (batch, operation, row) and the transactions per batch."""
+        rows = self.db.execute(f"SELECT batch, tx, op, row FROM {self.audit}")
+        writes = Counter(f"batch {b}: {op} {row}" for b, _, op, row in rows)
+        transactions: dict[str, set[int]] = {}
+        for b, tx, _, _ in rows:
+            transactions.setdefault(b, set()).add(tx)
+        return writes, {b: len(t) for b, t in transactions.items()}
+
+
 class Run:
     """One run of every family over the rounds, on servers that ``server`` starts."""
 
-    def __init__(self, server: KillableServer, root: Path, rounds: list[dict[str, list[Change]]]):
+    def __init__(
+        self,
+        server: KillableServer,
+        root: Path,
+        rounds: list[dict[str, list[Change]]],
+        sink: AuditedTable | None,
+    ):
         self.server = server
         self.root = root
         self.rounds = rounds
+        self.sink = sink
         self.env: TableEnvironment | None = None
         self.first: TableEnvironment | None = None
         self.tables: dict[str, ChangelogTable] = {}
@@ -267,15 +331,26 @@ class Run:
                 self.first, self.tables = self.env, _tables(self.env, self.root / "data")
             else:
                 _register(self.env, self.tables, self.first)
+            for family in self.families:
+                if family.sink and self.sink is not None:
+                    self.sink.register(self.env, family.sink)
         return self.env
+
+    @property
+    def families(self) -> list[Family]:
+        """The families of this run (the jdbc family needs a PostgreSQL)."""
+        return [f for f in FAMILIES if f.sink is None or self.sink is not None]
 
     def start(self, family: Family) -> StreamingTableResult:
         env = self.connect()
         env.config.set("pipeline.name", family.name)
         for key, value in family.options:
             env.config.set(key, value)
-        self.results[family.name] = family.query(env).execute()
-        return self.results[family.name]
+        table = family.query(env)
+        result = table.execute_insert(family.sink) if family.sink else table.execute()
+        assert isinstance(result, StreamingTableResult)
+        self.results[family.name] = result
+        return result
 
     def kill(self) -> None:
         self.server.kill()
@@ -293,11 +368,11 @@ class Run:
         self.connect()
         self.feed(r)
         if kill == "during":
-            for family in FAMILIES:  # all at once: the kill catches them mid-batch
+            for family in self.families:  # all at once: the kill catches them mid-batch
                 self.start(family)
             time.sleep(rng.uniform(0.5, 4.0))
             self.kill()
-        for family in FAMILIES:  # one at a time (a small machine)
+        for family in self.families:  # one at a time (a small machine)
             self.start(family).process_all_available()
             if kill != "between":
                 self.results.pop(family.name).cancel()
@@ -305,11 +380,20 @@ class Run:
             self.kill()
 
     def finish(self) -> dict[str, tuple[Counter[str], list[tuple]]]:
-        """Every family's changelog (both runs of it) and materialized table."""
+        """Every family's changelog (both runs of it) and materialized table; the jdbc
+        family's writes (audited) and its PostgreSQL table."""
         out = {}
-        for family in FAMILIES:
+        for family in self.families:
             result = self.start(family)
             result.process_all_available()
+            if family.sink and self.sink is not None:
+                writes, transactions = self.sink.writes()
+                many = {b: n for b, n in transactions.items() if n != 1}
+                assert not many, f"{family.name}: batches written by several transactions {many}"
+                table = self.sink.db.rows(self.sink.name)
+                result.cancel()
+                out[family.name] = (writes, table)
+                continue
             changelog = Counter(repr(r) for r in result.collect())
             table = sorted(apply_changelog(result.collect()), key=repr)
             result.cancel()
@@ -318,9 +402,10 @@ class Run:
 
 
 def test_every_join_family_is_exactly_once_across_server_kills(
-    test_server: TestServer, tmp_path_factory: pytest.TempPathFactory
+    test_server: TestServer, tmp_path_factory: pytest.TempPathFactory, postgres: PostgresServer
 ) -> None:
     rounds = _rounds(SEED)
+    reachable = postgres.address_from(test_server.kind) is not None
     rng = random.Random(SEED)
     kills = ["between", "during", *rng.sample([None, "between", "during"], ROUNDS - 2)]
     rng.shuffle(kills)
@@ -332,7 +417,8 @@ def test_every_join_family_is_exactly_once_across_server_kills(
         shared.mkdir(mode=0o777)
         shared.chmod(0o777)
         server = KillableServer(test_server.kind, shared)
-        run = Run(server, shared, rounds)
+        db = SinkDatabase("postgresql", shared, test_server.kind, postgres)
+        run = Run(server, shared, rounds, AuditedTable(db) if reachable else None)
         try:
             for r, kill in enumerate(plan):
                 run.round(r, kill, rng)
@@ -340,7 +426,10 @@ def test_every_join_family_is_exactly_once_across_server_kills(
         finally:
             server.stop()
     print(f"kill points per round: {kills} (seed {SEED})")
-    for family in FAMILIES:
+    if not reachable:
+        print(f"the jdbc family is left out: a {test_server.kind} server cannot reach the "
+              f"{postgres.kind} PostgreSQL")  # fmt: skip
+    for family in run.families:
         want_log, want_table = outcomes["reference"][family.name]
         got_log, got_table = outcomes["crashed"][family.name]
         assert sum(want_log.values()) > 0, f"{family.name}: the reference emitted nothing"
