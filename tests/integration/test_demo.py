@@ -1,5 +1,6 @@
-"""The streaming part of ``python -m tableapi`` (tableapi/demo.py, parts 4-6) on the test
-server: its printed changelogs are checked against the same joins computed in plain Python."""
+"""The streaming part of ``python -m tableapi`` (tableapi/demo.py, parts 4-7) on the test
+server: its printed changelogs are checked against the same joins computed in plain Python,
+and part 7's printed database table after each step against the same aggregate."""
 
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ def changes(lines: list[str]) -> list[tuple[str, str]]:
 
 
 def sections(out: str) -> dict[str, list[str]]:
-    """The printed lines of parts 4, 5 and 6, by part number."""
+    """The printed lines of parts 4 to 7, by part number."""
     parts: dict[str, list[str]] = {}
     current = None
     for line in out.splitlines():
-        if m := re.match(r"^([456])\. Streaming", line):
+        if m := re.match(r"^([4-7])\. Streaming", line):
             current = m[1]
             parts[current] = []
         elif current is not None:
@@ -44,7 +45,7 @@ def test_demo_streaming_part_prints_the_joins_changelogs(
 ) -> None:
     demo.streaming_joins(server_url, shared_dir)
     parts = sections(capsys.readouterr().out)
-    assert sorted(parts) == ["4", "5", "6"], parts
+    assert sorted(parts) == ["4", "5", "6", "7"], parts
 
     check_changelog_join(parts["4"])
     check_aggregated_join(parts["4"])
@@ -73,6 +74,26 @@ def test_demo_streaming_part_prints_the_joins_changelogs(
     assert metrics["hitCount"] == len(keys) - len(set(keys))
     assert metrics["numLoadFailures"] == 0
     assert 1 <= metrics["numQueries"] <= len(set(keys))
+
+    # 7. The SQLite table after each step: revenue and orders per country of the orders
+    # whose customer is in the table (an inner lookup join), one row per country.
+    printed = [line for line in parts["7"] if line.startswith("   the revenue table: ")]
+    assert len(printed) == len(demo.SINK_STEPS)
+    country = {c: k for c, _, k in demo.LOOKUP_CUSTOMERS}
+    orders: dict[int, tuple[int, int]] = {}
+    for (_title, steps), line in zip(demo.SINK_STEPS, printed, strict=True):
+        for op, order, customer, amount in steps:
+            if op in ("+I", "+U"):
+                orders[order] = (customer, amount)
+            elif op == "-D":
+                del orders[order]
+        totals: dict[str, tuple[int, int]] = {}
+        for customer, amount in orders.values():
+            if customer in country:
+                revenue, n = totals.get(country[customer], (0, 0))
+                totals[country[customer]] = (revenue + amount, n + 1)
+        want = sorted((c, revenue, n) for c, (revenue, n) in totals.items())
+        assert line == f"   the revenue table: {want}", _title
 
 
 def check_changelog_join(lines: list[str]) -> None:
