@@ -461,6 +461,7 @@ def jdbc_sink(env: TableEnvironment, root: Path) -> None:
     print("-- revenue(country PRIMARY KEY, revenue, n): upsert mode; each micro-batch in one")
     print("   transaction (a key's changes folded to its last; -U rows are not needed)")
     insert = per_country.execute_insert("Revenue")
+    assert isinstance(insert, StreamingTableResult)  # a streaming environment's insert
     try:
         for i, (title, changes) in enumerate(SINK_STEPS, 1):
             _changelog_file(
