@@ -1,16 +1,15 @@
-"""What a sink's database table is, and the tables the sink keeps beside it, asked on the server.
+"""What a sink's database table is, asked on the server at plan time.
 
 The client checks a ``jdbc`` sink table against its database table before the insert starts
 (``tableapi/connectors/jdbc_sink.py``), and the database is where the server is: the client
 may not reach it (a compose network), so it asks through a one-row Spark job::
 
-    spark.range(1).mapInArrow(DescribeTable(source, "Totals"), DESCRIPTION_DDL)
+    spark.range(1, numPartitions=1).mapInArrow(DescribeTable(spec), DESCRIPTION_DDL)
 
 :class:`DescribeTable` returns the table's columns (name, the database's type, nullable,
 whether it has a default) and its keys (primary key, unique keys usable by ``ON CONFLICT``)
-as JSON; :class:`PrepareSink` creates the staging and commits tables when they are missing.
-A database that cannot be reached raises :class:`JdbcSinkError` (the client makes it a
-``DatabaseError``).
+as JSON, with the server's directory for scratch files. A database that cannot be reached
+raises :class:`JdbcSinkError` (the client makes it a ``DatabaseError``).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from server_ext.databases import DRIVERS
 from server_ext.lookup.spec import SourceSpec
 from server_ext.lookup.sql import quote_ident
 from server_ext.sink.spec import SinkSpec
-from server_ext.sink.writer import JdbcSink, with_retries
+from server_ext.sink.writer import with_retries
 
 #: The schema of the describing job's one row.
 DESCRIPTION_DDL = "description STRING"
@@ -123,27 +122,4 @@ class DescribeTable:
         yield pa.RecordBatch.from_pydict({"description": [json.dumps(description)]})
 
 
-class PrepareSink:
-    """``mapInArrow`` function: creates the sink's staging and commits tables if missing."""
-
-    def __init__(self, spec: SinkSpec) -> None:
-        self.spec = spec
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for _ in batches:
-            pass
-        sink = JdbcSink(self.spec)
-
-        def prepare(conn: Any) -> None:
-            for statement in sink.sql.prepare():
-                try:
-                    sink.driver.execute(conn, statement)
-                except Exception as e:  # another query created it at the same moment
-                    if "already exists" not in str(e) and "duplicate key" not in str(e):
-                        raise
-
-        sink.run("creating the sink's staging table", prepare)
-        yield pa.RecordBatch.from_pydict({"description": ["{}"]})
-
-
-__all__ = ["DESCRIPTION_DDL", "SCRATCH_DIR", "DescribeTable", "PrepareSink", "describe"]
+__all__ = ["DESCRIPTION_DDL", "SCRATCH_DIR", "DescribeTable", "describe"]

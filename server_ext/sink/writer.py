@@ -94,7 +94,18 @@ class JdbcSink:
         self.run("writing a micro-batch's rows", lambda conn: self._stage(conn, token, rows))
         return Staged(token, rows.num_rows, changes)
 
+    def ensure_tables(self, conn: Any) -> None:
+        """The staging and commits tables, unless they exist (made by the first write of a
+        sink; another task may be making them at the same moment)."""
+        for statement in self.sql.prepare():
+            try:
+                self.driver.execute(conn, statement)
+            except Exception as e:
+                if "already exists" not in str(e) and "duplicate key" not in str(e):
+                    raise
+
     def _stage(self, conn: Any, token: str, rows: pa.Table) -> None:
+        self.ensure_tables(conn)
         n = rows.num_rows
         control = [
             pa.array([self.spec.job] * n, pa.string()),
@@ -136,6 +147,7 @@ class JdbcSink:
 
     def _commit(self, conn: Any, staged: dict[str, int], batch_id: int | None) -> None:
         sql, ex = self.sql, self.driver.execute
+        self.ensure_tables(conn)
         # Only a checkpointed query replays its batches: the others record nothing.
         query_id = self.query_id() if batch_id is not None and self.spec.checkpoint else None
         with self._transaction(conn):

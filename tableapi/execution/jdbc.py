@@ -2,11 +2,10 @@
 
 Before anything runs, the server reads the database table's columns and keys
 (``server_ext.sink.describe``, a one-row job: the database is where the server is) and
-``connectors/jdbc_sink.py`` compares them with the sink table's schema; the sink's staging
-and commits tables are then created if missing. The rows go through server_ext's jdbc sink,
-a Python data source (``server_ext/sink/writer.py``): write tasks stage their rows, and the
-driver commits each batch (each micro-batch of a streaming query, with its id) in one
-transaction.
+``connectors/jdbc_sink.py`` compares them with the sink table's schema. The rows go through
+server_ext's jdbc sink, a Python data source (``server_ext/sink/writer.py``): write tasks
+stage their rows, and the driver commits each batch (each micro-batch of a streaming query,
+with its id) in one transaction.
 
 Example::
 
@@ -26,7 +25,7 @@ from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.session import SparkSession
 
 from server_ext.joins.spec import KIND, UPDATE_BEFORE
-from server_ext.sink.describe import DESCRIPTION_DDL, SCRATCH_DIR, DescribeTable, PrepareSink
+from server_ext.sink.describe import DESCRIPTION_DDL, SCRATCH_DIR, DescribeTable
 from server_ext.sink.spec import DATA_SOURCE, SinkSpec
 from server_ext.sink.writer import JdbcSinkSource
 from tableapi.connectors.jdbc_sink import check_sink_table
@@ -89,8 +88,8 @@ def prepare(
     checkpoint: str | None,
 ) -> Prepared:
     """The sink's spec, once its database table was read and found to fit (else a
-    :class:`ValidationError` listing both tables); its staging and commits tables exist
-    afterwards, and this session knows the sink's data source."""
+    :class:`ValidationError` listing both tables); this session knows the sink's data source
+    afterwards (its first write makes the staging and commits tables)."""
     opts = sink.options.sink
     spec = SinkSpec(
         source=sink.options.source,
@@ -117,7 +116,6 @@ def prepare(
         source.location(),
         description,
     )
-    _on_server(spark, PrepareSink(spec))
     spark.dataSource.register(JdbcSinkSource)
     return Prepared(spec, description[SCRATCH_DIR])
 

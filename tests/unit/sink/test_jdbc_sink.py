@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 from server_ext.lookup.spec import SourceSpec
-from server_ext.sink.describe import DescribeTable, PrepareSink, describe
+from server_ext.sink.describe import DescribeTable, describe
 from server_ext.sink.spec import SinkSpec
 from server_ext.sink.writer import JdbcSink, JdbcSinkError
 from tests.postgres import PostgresServer
@@ -76,8 +76,10 @@ class Db:
             tuple(t for _, t in columns),
             **kw,
         )
-        list(PrepareSink(spec)(iter([])))
         return spec
+
+    def rows_of(self, table: str) -> list[tuple]:
+        return sorted(self.execute(f"SELECT * FROM {table}"))
 
     def spec_for_describe(self, table: str) -> SinkSpec:
         return SinkSpec(self.source(table), table, ("_",), ("STRING",))
@@ -339,9 +341,13 @@ def test_describe_reads_columns_and_keys(db: Db) -> None:
     }
 
 
-def test_prepare_is_idempotent(db: Db) -> None:
+def test_the_first_writes_make_the_sinks_tables_once(db: Db) -> None:
     table = db.fresh("totals", DDL)
     spec = SinkSpec(db.source(table), "Totals", ("k", "v", "n"), ("BIGINT", "STRING", "BIGINT"))
-    for _ in range(2):
-        list(PrepareSink(spec)(iter([])))
+    sinks = [JdbcSink(spec) for _ in range(3)]  # write tasks of one batch, and the driver
+    messages = [s.stage(iter([arrow(COLS, [(i, "x", i)])])) for i, s in enumerate(sinks[:2])]
+    assert db.execute(f"SELECT count(*) FROM {spec.stage_table}") == [(2,)]
+    sinks[2].commit(messages, None)
+    sinks[2].commit([], None)  # an empty batch: the tables are there
     assert db.execute(f"SELECT count(*) FROM {spec.stage_table}") == [(0,)]
+    assert db.rows_of(table) == [(0, "x", 0), (1, "x", 1)]
