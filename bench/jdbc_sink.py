@@ -37,6 +37,7 @@ else an embedded local[2] server.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import shutil
@@ -51,6 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/postgres.py
 
+from lookup_join import postgres
 from noop_run import engine_seconds
 
 from server_ext.lookup.spec import SourceSpec
@@ -92,22 +94,6 @@ def write_changes(root: Path, rows: int, keys: int, files: int, seed: int = 23) 
         time.sleep(0.02)  # distinct modification times: the files' order is the changes'
     root.chmod(0o777)
     return last
-
-
-def pg_source(args: argparse.Namespace, stack: Any) -> SourceSpec:
-    if args.pg_url:
-        from tableapi.connectors.jdbc import parse_jdbc_url
-
-        _, f = parse_jdbc_url(args.pg_url)
-        return SourceSpec(
-            "postgresql", TABLE, f["database"], f["host"], f["port"],
-            username=args.pg_user, password=args.pg_password,
-        )  # fmt: skip
-    from tests.postgres import start_postgres
-
-    pg = stack.enter_context(start_postgres())
-    print(f"PostgreSQL: {pg.kind} at {pg.host}:{pg.port} ({pg.why})", flush=True)
-    return pg.source(TABLE)
 
 
 def connect(source: SourceSpec) -> Any:
@@ -222,7 +208,8 @@ def main() -> int:
     work.chmod(0o777)
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
-        source = pg_source(args, stack)
+        # PostgreSQL as lookup_join.py gets it (--pg-url, else one of its own), our table.
+        source = dataclasses.replace(stack.enter_context(postgres(args)), table_name=TABLE)
         with connect(source) as conn:
             conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
             conn.execute(f"CREATE TABLE {TABLE} (k bigint PRIMARY KEY, v bigint, name text)")
