@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +42,10 @@ class Driver:
 
     def retryable(self, error: BaseException) -> bool:
         raise NotImplementedError
+
+    def hint(self, error: BaseException | None, source: SourceSpec) -> str:
+        """What to do about ``error`` beyond trying again ("" when nothing more is known)."""
+        return ""
 
     def close(self, conn: Any) -> None:
         try:
@@ -118,6 +123,16 @@ class Sqlite(Driver):
         text = str(error).lower()
         return isinstance(error, sqlite3.OperationalError) and any(
             s in text for s in ("unable to open", "locked", "busy", "disk i/o", "readonly")
+        )
+
+    def hint(self, error: BaseException | None, source: SourceSpec) -> str:
+        if "readonly" not in str(error).lower():
+            return ""
+        directory = os.path.dirname(os.path.abspath(source.database))
+        return (
+            f" Fix: the server's user (uid {os.getuid()} on host {socket.gethostname()}) must "
+            f"be able to write the file and its directory {directory}: SQLite writes a journal "
+            "beside the file."
         )
 
 

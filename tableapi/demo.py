@@ -416,7 +416,9 @@ def jdbc_sink(env: TableEnvironment, root: Path) -> None:
         conn.execute("CREATE TABLE customers (id INTEGER, name TEXT, country TEXT)")
         conn.executemany("INSERT INTO customers VALUES (?, ?, ?)", LOOKUP_CUSTOMERS)
         conn.execute("CREATE TABLE revenue (country TEXT PRIMARY KEY, revenue INTEGER, n INTEGER)")
-    db.chmod(0o666)  # a server in a container (another user) writes it
+    # A server in a container (another user) writes the file, and SQLite its journal beside it.
+    db.chmod(0o666)
+    root.chmod(0o777)
     (root / "orders").mkdir()
     env.create_temporary_table(
         "SOrders",

@@ -100,6 +100,8 @@ class Cluster:
         self.workers[name] = container
         if wait:
             _wait(lambda: self._executors_launched() > launched, f"an executor on {name}")
+            # launched is not registered: until the driver has it, jobs run without it
+            _wait(lambda: _registered(container), f"{name}'s executor registered with the driver")
         return container
 
     def kill_worker(self, name: str) -> None:
@@ -133,6 +135,14 @@ def _container(cluster: Cluster, name: str) -> Any:
         .with_network_aliases(name)
         .with_volume_mapping(str(cluster.shared_dir), str(cluster.shared_dir), "rw")
     )
+
+
+def _registered(worker: Any) -> bool:
+    """Whether an executor of ``worker`` has registered with the driver (its log says so)."""
+    code, _ = worker.get_wrapped_container().exec_run(
+        ["sh", "-c", "grep -qs 'Successfully registered with driver' /tmp/spark-work/*/*/stderr"]
+    )
+    return code == 0
 
 
 def logs(container: Any) -> str:

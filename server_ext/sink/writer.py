@@ -250,7 +250,8 @@ def with_retries(spec: SinkSpec, what: str, work: Callable[[Any], T]) -> T:
     raise JdbcSinkError(
         f"Table {spec.table!r}: {where} is unreachable; {spec.max_retries + 1} attempts "
         f"failed while {what} (sink.max-retries = {spec.max_retries}). Last error: "
-        f"{first_line(last, spec.source.password)}. Nothing of the batch is in the table: "
+        f"{first_line(last, spec.source.password)}.{driver.hint(last, spec.source)} Nothing "
+        "of the batch is in the table: "
         "once the database is back, re-submit the query (with the same "
         "execution.checkpointing.dir and pipeline.name it resumes with this batch)."
     ) from last

@@ -248,13 +248,7 @@ class StreamingCompiler(Compiler):
         """``df`` plus ``name``: its rows numbered in the order each task reads or makes them
         (the plugin's ``position`` relation; without the plugin its pandas UDF twin, given
         ``any_column`` to count rows by)."""
-        if self.options.jvm_plugin is False:
-            # Connect's own UDF class: pandas_udf() would look for a classic SparkContext.
-            position = UserDefinedFunction(
-                next_positions, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
-            ).asNondeterministic()
-            return df.select("*", position(any_column).alias(name))
-        return jvm_position(df, name)
+        return with_positions(df, name, any_column, plugin=self.options.jvm_plugin is not False)
 
     def operator_input(self, child: PlanNode) -> DataFrame:
         """``child`` compiled as an operator's input. An operator's output changes carry an
@@ -532,3 +526,21 @@ def _kind_of(op: SparkColumn, name: str, file_path: SparkColumn) -> SparkColumn:
         )
     )
     return kind.otherwise(error).cast("tinyint").alias(KIND)
+
+
+def with_positions(df: DataFrame, name: str, any_column: SparkColumn, plugin: bool) -> DataFrame:
+    """``df`` plus ``name``: each task numbers its rows from 0 in the order it reads or makes
+    them, the same way every time it runs (the plugin's ``position`` relation, else its
+    pandas UDF twin, counting rows by ``any_column``).
+
+    Example::
+
+        numbered = with_positions(scan, "__position", scan["__kind"], plugin=True)
+    """
+    if not plugin:
+        # Connect's own UDF class: pandas_udf() would look for a classic SparkContext.
+        position = UserDefinedFunction(
+            next_positions, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
+        ).asNondeterministic()
+        return df.select("*", position(any_column).alias(name))
+    return jvm_position(df, name)

@@ -184,3 +184,28 @@ def test_a_stateless_changelog_result_keeps_the_order_of_a_split_file(
 
     assert [(r.kind.short_string, tuple(r)) for r in result.collect()] == changes
     assert set(tuple(r) for r in result.materialize().itertuples(index=False)) == set(rows.items())
+
+
+@pytest.mark.parametrize("plugin", [True, False], ids=["jvm", "python"])
+def test_a_task_that_runs_again_numbers_its_rows_as_before(server_url: str, plugin: bool) -> None:
+    """Positions restart at 0 in each task: a task run again (its executor lost) gives the same
+    numbers, so its shuffle output is the same; Spark compares the two (shuffle checksums) and
+    fails a micro-batch whose retried map output differs as indeterminate."""
+    from pyspark.sql.connect import functions as F
+
+    from tableapi.compiler.jvm_operators import jvm_operators_available
+    from tableapi.compiler.streaming import with_positions
+
+    env = TableEnvironment.create(mode="batch", remote=server_url)
+    try:
+        spark = env.spark
+        if plugin and not jvm_operators_available(spark):
+            pytest.skip("the server has no JVM operator plugin")
+        rows = spark.range(0, 40, 1, 4).select("id", F.spark_partition_id().alias("task"))
+        numbered = with_positions(rows, "pos", F.col("id"), plugin=plugin)
+        runs = [sorted(tuple(r) for r in numbered.collect()) for _ in range(2)]
+    finally:
+        env.close()
+    assert runs[0] == runs[1]
+    for task in range(4):
+        assert [pos for _, t, pos in runs[0] if t == task] == list(range(10)), runs[0]

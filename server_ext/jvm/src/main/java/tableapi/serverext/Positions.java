@@ -1,6 +1,6 @@
 package tableapi.serverext;
 
-import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF0;
 import org.apache.spark.sql.classic.Dataset;
@@ -15,12 +15,21 @@ import org.apache.spark.sql.types.DataTypes;
  * Spark itself keeps nowhere: a sort that spills merges equal keys in any order. The client
  * adds the file's time, name and split start in front of it ({@code __seq}).
  *
- * <p>One counter per JVM, so numbers only grow: within a task they follow its reading order
- * whatever else runs beside it. (Spark refuses {@code monotonically_increasing_id()} in
- * streaming queries; a nondeterministic UDF is neither folded nor moved.)
+ * <p>One counter per task attempt, from 0: a task that runs again (its executor lost, on
+ * another host) numbers the same rows the same way, so its shuffle output is the same and
+ * Spark need not fail the micro-batch as indeterminate (its shuffle checksums compare a
+ * retried map task's output with the lost one's). A task runs on one thread, hence a
+ * thread-local counter. (Spark refuses {@code monotonically_increasing_id()} in streaming
+ * queries; a nondeterministic UDF is neither folded nor moved.)
  */
 final class Positions {
-  private static final AtomicLong NEXT = new AtomicLong();
+  /** The task attempt a thread numbers rows for, and its next position. */
+  private static final class Counter {
+    long task = Long.MIN_VALUE;
+    long next;
+  }
+
+  private static final ThreadLocal<Counter> COUNTER = ThreadLocal.withInitial(Counter::new);
 
   private Positions() {}
 
@@ -30,7 +39,14 @@ final class Positions {
 
     @Override
     public Long call() {
-      return NEXT.getAndIncrement();
+      TaskContext task = TaskContext.get();
+      long id = task == null ? -1 : task.taskAttemptId();
+      Counter counter = COUNTER.get();
+      if (counter.task != id) {
+        counter.task = id;
+        counter.next = 0;
+      }
+      return counter.next++;
     }
   }
 
