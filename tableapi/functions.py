@@ -28,6 +28,7 @@ from tableapi.types import (
     DataType,
     TimeKind,
     common_type,
+    decimal_arithmetic,
 )
 
 TypeRule = Callable[[str, Sequence[DataType]], DataType]
@@ -82,6 +83,9 @@ def _arith(name: str, types: Sequence[DataType]) -> DataType:
     wide = common_type(left, right)
     if wide is None or not wide.is_numeric:
         raise _fail(name, types, "numeric operands (or a timestamp and an interval)")
+    exact = decimal_arithmetic(name, left, right)
+    if exact is not None:
+        return exact
     if name == "divide" and not wide.is_integral and wide.name != "DECIMAL":
         return DOUBLE.with_nullable(wide.nullable)
     return wide

@@ -28,6 +28,19 @@ class TimeKind(Enum):
     NONE = ""
     ROWTIME = "*ROWTIME*"
     PROCTIME = "*PROCTIME*"
+    #: A rowtime a regular join (or the versioned side of a temporal join) passed on: Flink's
+    #: schema still marks it ``*ROWTIME*``, but its optimizer materializes it there, so no
+    #: later operator takes it as event time (tests/conformance/README.md, difference 14).
+    MATERIALIZED_ROWTIME = "*ROWTIME* (materialized)"
+
+    @property
+    def mark(self) -> str:
+        """How a type shows this kind: Flink's spelling (a materialized rowtime is *ROWTIME*).
+
+        >>> TimeKind.MATERIALIZED_ROWTIME.mark, TimeKind.PROCTIME.mark
+        ('*ROWTIME*', '*PROCTIME*')
+        """
+        return TimeKind.ROWTIME.value if self is TimeKind.MATERIALIZED_ROWTIME else self.value
 
 
 # Flink type name -> Spark DDL type name (parameters are carried over where both have them).
@@ -186,6 +199,18 @@ class DataType:
         """
         return attrs.evolve(self, time_kind=kind)
 
+    def materialized(self) -> DataType:
+        """This type as an operator that materializes time attributes passes it on (a regular
+        join): a rowtime keeps Flink's ``*ROWTIME*`` mark but is no event time downstream.
+
+        >>> rowtime = orders.row_type.field("o_rowtime").type
+        >>> rowtime.materialized(), rowtime.materialized().time_kind.name
+        (DataType('TIMESTAMP(3) *ROWTIME*'), 'MATERIALIZED_ROWTIME')
+        """
+        if self.time_kind is not TimeKind.ROWTIME:
+            return self
+        return attrs.evolve(self, time_kind=TimeKind.MATERIALIZED_ROWTIME)
+
     def plain(self) -> DataType:
         """This type without a time-attribute mark (what a CAST to TIMESTAMP gives).
 
@@ -198,7 +223,7 @@ class DataType:
     def __str__(self) -> str:
         text = self.name + (f"({', '.join(map(str, self.params))})" if self.params else "")
         if self.time_kind is not TimeKind.NONE:
-            text += " " + self.time_kind.value
+            text += " " + self.time_kind.mark
         return text + ("" if self.nullable else " NOT NULL")
 
     def __repr__(self) -> str:
@@ -218,7 +243,16 @@ NULL = DataType("NULL")
 
 
 def common_type(left: DataType, right: DataType) -> DataType | None:
-    """The type both sides widen to (for arithmetic, comparison, CASE, UNION); None if none."""
+    """The type both sides widen to (for comparison, CASE, COALESCE, UNION); None if none.
+    A DECIMAL and an exact number: as many integer digits and fraction digits as either has
+    (Calcite's least restrictive type; an INT is a DECIMAL(10, 0)). Arithmetic's own DECIMAL
+    types: :func:`decimal_arithmetic`.
+
+    >>> common_type(DataType.parse("DECIMAL(10, 2)"), DataType.parse("BIGINT NOT NULL"))
+    DataType('DECIMAL(21, 2)')
+    >>> common_type(DataType.parse("INT"), DataType.parse("DOUBLE"))
+    DataType('DOUBLE')
+    """
     if left.name == "NULL":
         return right.with_nullable(True)
     if right.name == "NULL":
@@ -227,10 +261,11 @@ def common_type(left: DataType, right: DataType) -> DataType | None:
     if left.plain().with_nullable(True) == right.plain().with_nullable(True):
         return left.plain().with_nullable(nullable)
     if left.is_numeric and right.is_numeric:
-        if "DECIMAL" in (left.name, right.name) and {left.name, right.name} <= (
-            _INTEGRAL | {"DECIMAL"}
-        ):
-            return DataType("DECIMAL", (38, max(_scale(left), _scale(right))), nullable)
+        if _exact_decimals(left, right):
+            (p1, s1), (p2, s2) = decimal_params(left), decimal_params(right)
+            digits = min(max(p1 - s1, p2 - s2), MAX_DECIMAL_PRECISION)
+            scale = min(max(s1, s2), MAX_DECIMAL_PRECISION - digits)
+            return DataType("DECIMAL", (digits + scale, scale), nullable)
         wider = max(left.name, right.name, key=NUMERIC_ORDER.index)
         return DataType.parse(wider).with_nullable(nullable)
     if left.is_timestamp and right.is_timestamp:
@@ -240,8 +275,62 @@ def common_type(left: DataType, right: DataType) -> DataType | None:
     return None
 
 
-def _scale(t: DataType) -> int:
-    return t.params[1] if t.name == "DECIMAL" else 0
+MAX_DECIMAL_PRECISION = 38
+# The digits of an integral type as a DECIMAL (Flink's and Calcite's: BIGINT is 19, not 20).
+_INTEGRAL_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
+
+
+def _exact_decimals(left: DataType, right: DataType) -> bool:
+    names = {left.name, right.name}
+    return "DECIMAL" in names and names <= _INTEGRAL | {"DECIMAL"}
+
+
+def decimal_params(t: DataType) -> tuple[int, int]:
+    """(precision, scale) of a DECIMAL, or of an integral type as the DECIMAL that holds it.
+
+    >>> decimal_params(DataType.parse("DECIMAL(10, 2)")), decimal_params(INT)
+    ((10, 2), (10, 0))
+    """
+    if t.name == "DECIMAL":
+        return t.params[0], t.params[1]
+    return _INTEGRAL_DIGITS[t.name], 0
+
+
+def decimal_arithmetic(op: str, left: DataType, right: DataType) -> DataType | None:
+    """Flink's type of ``left op right`` (``plus``, ``minus``, ``times``, ``divide``, ``mod``)
+    when one side is a DECIMAL and the other exact (LogicalTypeMerging; Spark's rules are the
+    same for DECIMAL operands, so the compiler casts integral operands to
+    :func:`decimal_params`); None for other operands. Past 38 digits the precision is 38 and
+    the scale gives way to the integer digits, down to 6 (or the scale, if less).
+
+    >>> int_, d102 = DataType.parse("INT"), DataType.parse("DECIMAL(10, 2)")
+    >>> decimal_arithmetic("times", int_, DataType.parse("DECIMAL(2, 1) NOT NULL"))
+    DataType('DECIMAL(13, 1)')
+    >>> decimal_arithmetic("divide", d102, int_), decimal_arithmetic("plus", d102, int_)
+    (DataType('DECIMAL(21, 13)'), DataType('DECIMAL(13, 2)'))
+    >>> decimal_arithmetic("times", d102, DataType.parse("DECIMAL(38, 10)"))
+    DataType('DECIMAL(38, 6)')
+    """
+    if not _exact_decimals(left, right):
+        return None
+    (p1, s1), (p2, s2) = decimal_params(left), decimal_params(right)
+    if op in ("plus", "minus"):
+        scale = max(s1, s2)
+        precision = max(p1 - s1, p2 - s2) + scale + 1
+    elif op == "times":
+        scale, precision = s1 + s2, p1 + p2 + 1
+    elif op == "divide":
+        scale = max(6, s1 + p2 + 1)
+        precision = p1 - s1 + s2 + scale
+    elif op == "mod":
+        scale = max(s1, s2)
+        precision = min(p1 - s1, p2 - s2) + scale
+    else:
+        raise ValueError(f"not an arithmetic operator: {op}")
+    if precision > MAX_DECIMAL_PRECISION:
+        scale = max(MAX_DECIMAL_PRECISION - (precision - scale), min(scale, 6))
+        precision = MAX_DECIMAL_PRECISION
+    return DataType("DECIMAL", (precision, scale), left.nullable or right.nullable)
 
 
 def decimal_digits(value: decimal.Decimal) -> tuple[int, int]:
@@ -266,7 +355,7 @@ def type_of_value(value: object) -> DataType:
     if isinstance(value, float):
         return DOUBLE.with_nullable(False)
     if isinstance(value, decimal.Decimal):
-        return DataType("DECIMAL", (38, decimal_digits(value)[1]), False)
+        return DataType("DECIMAL", decimal_digits(value), False)
     if isinstance(value, str):
         return STRING.with_nullable(False)
     if isinstance(value, bytes):

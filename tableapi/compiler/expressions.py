@@ -21,7 +21,7 @@ from tableapi.expressions import (
     UnresolvedCall,
     UserCall,
 )
-from tableapi.types import DataType, RowType, decimal_digits
+from tableapi.types import DataType, RowType, decimal_arithmetic, decimal_digits, decimal_params
 from tableapi.types import to_spark as spark_type
 
 Op = Callable[..., SparkColumn]
@@ -110,17 +110,23 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, Call):
         fn = expr.function
         args = [to_spark(a, row) for a in expr.args]
-        if fn.name == "divide":
-            quotient = expr.type_in(row)
-            if quotient.name == "DECIMAL":
-                # Spark types a bare integer beside a DECIMAL by its digits (3: DECIMAL(1, 0)),
-                # which cuts the quotient's scale (DECIMAL(10, 2) / 3: 6 fraction digits);
-                # Flink's 3 is an INT, DECIMAL(10, 0) (13 digits): keep the declared type.
+        if fn.name in _DECIMAL_ARITHMETIC:
+            arg_types = [a.type_in(row) for a in expr.args]
+            exact = decimal_arithmetic(fn.name, arg_types[0], arg_types[1])
+            if exact is not None:
+                # Spark's DECIMAL arithmetic types are Flink's (tests/conformance/README.md,
+                # difference 15) for DECIMAL operands, but it takes an integer literal as
+                # the narrowest DECIMAL (3: DECIMAL(1, 0), a quotient with fewer digits) and a
+                # BIGINT as DECIMAL(20, 0): give Spark Flink's DECIMAL of each integral side.
                 args = [
-                    c.cast(a.type.spark_ddl) if isinstance(a, Literal) and a.type.is_integral else c
-                    for a, c in zip(expr.args, args, strict=True)
+                    c.cast(DataType("DECIMAL", decimal_params(t)).spark_ddl) if t.is_integral else c
+                    for t, c in zip(arg_types, args, strict=True)
                 ]
-            return _divide(args[0], args[1], quotient)
+                left, right = args
+                value = left / right if fn.name == "divide" else _OPS[fn.name](left, right)
+                return value.cast(exact.spark_ddl)
+        if fn.name == "divide":
+            return _divide(args[0], args[1], expr.type_in(row))
         if fn.name == "initcap":
             return _initcap(args[0])
         if fn.aggregate and fn.name != "count":
@@ -134,6 +140,9 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
     if isinstance(expr, InTable | UnresolvedCall):
         raise ValidationError(f"{expr} should have been resolved before compiling.")
     raise TypeError(f"cannot compile {type(expr).__name__}")
+
+
+_DECIMAL_ARITHMETIC = ("plus", "minus", "times", "divide", "mod")
 
 
 def _literal(expr: Literal) -> SparkColumn:

@@ -21,7 +21,7 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, conjuncts, contains_aggregate
 from tableapi.plan.base import BinaryNode, PlanNode
 from tableapi.plan.relational import Hint
-from tableapi.types import Field, RowType, TimeKind
+from tableapi.types import DataType, Field, RowType, TimeKind
 
 
 class JoinKind(Enum):
@@ -126,9 +126,11 @@ class Join(BinaryNode):
             if t.name not in ("BOOLEAN", "NULL"):
                 raise ValidationError(f"A join condition must be BOOLEAN; {self.condition} is {t}.")
         if self.interval is None:
-            # A regular join's output has no time attributes (Flink materializes them): a
-            # rowtime column becomes a plain TIMESTAMP, with no watermark to honour downstream.
-            lrow, rrow = _without_rowtimes(lrow), _without_rowtimes(rrow)
+            # A regular join materializes its inputs' rowtimes (Flink's optimizer does): they
+            # keep the *ROWTIME* mark of Flink's schema but are no event time downstream, with
+            # no watermark to honour (tests/conformance/README.md, difference 14). An interval
+            # join's stay rowtimes: its output's watermark is its inputs'.
+            lrow, rrow = _materialized(lrow), _materialized(rrow)
         if not self.kind.keeps_right_columns:
             return lrow
         return RowType(_nullable(lrow, self.kind.pads_left) + _nullable(rrow, self.kind.pads_right))
@@ -140,15 +142,15 @@ class Join(BinaryNode):
         return join_unique_keys(self.kind, self.left, self.right, self.equi_keys)
 
 
-def _without_rowtimes(row: RowType) -> RowType:
+def _materialized(row: RowType) -> RowType:
     if all(f.type.time_kind is not TimeKind.ROWTIME for f in row):
         return row
-    return RowType(
-        tuple(
-            Field(f.name, f.type.plain()) if f.type.time_kind is TimeKind.ROWTIME else f
-            for f in row
-        )
-    )
+    return RowType(tuple(Field(f.name, f.type.materialized()) for f in row))
+
+
+def _versioned_type(t: DataType, nullable: bool) -> DataType:
+    t = t.with_nullable(True) if nullable else t
+    return t.materialized() if t.time_kind is TimeKind.ROWTIME else t.plain()
 
 
 def _nullable(row: RowType, padded: bool) -> tuple[Field, ...]:
@@ -255,6 +257,13 @@ class TemporalJoin(BinaryNode):
                 f"[{', '.join(lrow.names)}], right columns: [{', '.join(rrow.names)}]."
             )
         as_of = lrow.field(self.as_of, "the temporal join's as_of")
+        if as_of.type.time_kind is TimeKind.MATERIALIZED_ROWTIME:
+            raise ValidationError(
+                f"as_of must be a time attribute of the left table; {self.as_of} is a rowtime "
+                "that a regular join (or a temporal join's versioned side) has materialized: "
+                "it has no watermark there. Join with the versioned table before that join, "
+                "or make that join an interval join (bounds on both rowtimes)."
+            )
         if as_of.type.time_kind is TimeKind.NONE:
             raise ValidationError(
                 f"as_of must be a time attribute of the left table (a rowtime with a watermark, "
@@ -284,13 +293,11 @@ class TemporalJoin(BinaryNode):
                 f"in an equality with left columns; {missing} is not. Add e.g. "
                 f"col('<left column>') == col({missing[0]!r}) to the condition."
             )
+        # The versioned table's rowtime is materialized (Flink's schema keeps its *ROWTIME*
+        # mark); the left table's time attributes go on as they are.
         nullable = self.kind is JoinKind.LEFT
         return RowType(
-            lrow.fields
-            + tuple(
-                Field(f.name, (f.type.with_nullable(True) if nullable else f.type).plain())
-                for f in rrow
-            )
+            lrow.fields + tuple(Field(f.name, _versioned_type(f.type, nullable)) for f in rrow)
         )
 
     @property

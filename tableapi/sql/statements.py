@@ -523,7 +523,7 @@ def _sink_explain(text: str, sink: str, fields: tuple[str, ...]) -> str:
 def _describe_type(t: DataType) -> str:
     """A column's type as DESCRIBE shows it: no NULL mark, no rowtime mark (Flink's)."""
     shown = t.with_nullable(True)
-    if shown.time_kind is TimeKind.ROWTIME:
+    if shown.time_kind in (TimeKind.ROWTIME, TimeKind.MATERIALIZED_ROWTIME):
         shown = shown.plain()
     return str(shown)
 

@@ -75,10 +75,13 @@ def ddl(
 
 def primary_keys_for_flink(case: Case) -> dict[str, list[str]]:
     """Primary keys Flink needs beyond the case's: a temporal table function's table joined
-    with ``left_outer_join_lateral`` becomes a versioned table (``FOR SYSTEM_TIME AS OF``)."""
+    with ``left_outer_join_lateral`` becomes a versioned table (``FOR SYSTEM_TIME AS OF``).
+    An inner ``join_lateral`` stays a function call on the table as declared: a primary key
+    would make its key NOT NULL in Flink's result, which the function alone does not (README,
+    difference 16)."""
     keys = {t["name"]: list(t["primary_key"]) for t in case["tables"]}
     for q in walk_queries(case["query"]):
-        if q["op"] == "temporal" and q["style"] == "function":
+        if q["op"] == "temporal" and q["style"] == "function" and q["kind"] != "inner":
             fn = _function(case, q["function"])
             if not keys[fn["table"]]:
                 keys[fn["table"]] = [fn["key"]]

@@ -25,7 +25,6 @@ More by hand: ``python -m tests.conformance --cases 300 --seed 5``.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -46,30 +45,10 @@ pytestmark = pytest.mark.integration
 CI_SEEDS = dict.fromkeys(FAMILIES, 421)
 REPROS = Path(__file__).resolve().parent / "repros"
 
-_ROWTIME = re.compile(r"TIMESTAMP\(\d\)( NOT NULL)?")
-
-
-def _rowtime_dropped(case: dict, column: str, flink: str, product: str) -> bool:
-    return flink.endswith("*ROWTIME*") and bool(_ROWTIME.fullmatch(product))
-
-
-def _decimal_38(case: dict, column: str, flink: str, product: str) -> bool:
-    return flink.startswith("DECIMAL(") and bool(re.fullmatch(r"DECIMAL\(38, \d+\)", product))
-
-
-def _function_key_nullable(case: dict, column: str, flink: str, product: str) -> bool:
-    keys = {fn["key"] for fn in case.get("functions", [])}
-    base = flink.removesuffix(" NOT NULL").replace(" *ROWTIME*", "")
-    return column in keys and flink.endswith("NOT NULL") and product == base
-
-
-#: Result column types the product gets wrong today (README, differences 14-16; the repros
-#: types-*): cause -> does it explain (case, column, Flink's type, the product's type)?
-KNOWN_TYPE_DIFFERENCES: dict[str, Callable[[dict, str, str, str], bool]] = {
-    "join outputs lose their rowtime attributes": _rowtime_dropped,
-    "DECIMAL arithmetic typed DECIMAL(38, s)": _decimal_38,  # the larger scale
-    "a temporal table function's key is not NOT NULL": _function_key_nullable,
-}
+#: Result column types the product gets wrong today, whose rows still count (README,
+#: "Differences this suite found"): cause -> does it explain (case, column, Flink's type, the
+#: product's type)? Empty: differences 14-16 are fixed.
+KNOWN_TYPE_DIFFERENCES: dict[str, Callable[[dict, str, str, str], bool]] = {}
 
 
 def known_type_causes(case: dict, comparison: Comparison) -> list[str] | None:
@@ -78,8 +57,8 @@ def known_type_causes(case: dict, comparison: Comparison) -> list[str] | None:
     Example:
         >>> c = Comparison(False, "types", [], [], [], [("a_rt", "TIMESTAMP(3) *ROWTIME*",
         ...                                                "TIMESTAMP(3)")])
-        >>> known_type_causes({}, c)
-        ['join outputs lose their rowtime attributes']
+        >>> known_type_causes({}, c) is None  # no known cause left
+        True
     """
     if comparison.status != "types":
         return None

@@ -21,6 +21,7 @@ from tableapi.plan.changelog import (
     monitor_interval_ms,
     needs_end_of_input,
 )
+from tableapi.types import TimeKind
 
 
 def _table(
@@ -325,11 +326,48 @@ def test_one_sided_or_keyless_bounds_are_regular_joins(timed):
     )
     keyless = orders.join(ships, col("o_rowtime").between(col("s_rowtime"), col("s_rowtime")))
     for query in (one_sided, keyless):
-        # Regular joins, which Flink runs over rowtime inputs (their output loses the time
-        # attribute); they used to be refused here (issue 11).
+        # Regular joins, which Flink runs over rowtime inputs (they materialize the time
+        # attribute: Flink's schema still says *ROWTIME*); they used to be refused here
+        # (issue 11).
         plan = query.explain().split("== Optimized Physical Plan ==")[1]
         assert "IntervalJoin" not in plan and "operator=[server_ext join processor]" in plan
-        assert query.row_type.field("o_rowtime").type.time_kind.name == "NONE"
+        rowtime = query.row_type.field("o_rowtime").type
+        assert rowtime.time_kind is TimeKind.MATERIALIZED_ROWTIME
+        assert str(rowtime) == "TIMESTAMP(3) *ROWTIME*"
+
+
+def _time_marks(table) -> dict[str, str]:
+    return {f.name: f.type.time_kind.name for f in table.row_type if f.type.is_timestamp}
+
+
+def test_join_outputs_keep_rowtime_marks_but_only_interval_joins_keep_event_time(senv, timed):
+    """Flink 2.3's resolved schema (checked on Flink) marks every rowtime of a join's output
+    *ROWTIME*; its optimizer materializes those of a regular join, so a later join bounding
+    them is a regular join there, and after an interval join an interval join again
+    (README of tests/conformance, difference 14)."""
+    orders, ships = timed
+    third = _timed(senv, "TThird", "t_id BIGINT, t_rowtime TIMESTAMP(3)", "t_rowtime")
+    keys = col("order_id") == col("s_order_id")
+    bound = col("o_rowtime").between(col("s_rowtime") - lit(1).hours, col("s_rowtime"))
+    later = (col("order_id") == col("t_id")) & col("o_rowtime").between(
+        col("t_rowtime") - lit(1).hours, col("t_rowtime")
+    )
+    for kind in ("join", "left_outer_join", "full_outer_join"):
+        interval = getattr(orders, kind)(ships, keys & bound)
+        regular = getattr(orders, kind)(ships, keys)
+        for joined in (interval, regular):
+            for name in ("o_rowtime", "s_rowtime"):
+                assert str(joined.row_type.field(name).type) == "TIMESTAMP(3) *ROWTIME*"
+        assert _time_marks(interval.optimized().plan) == {
+            "o_rowtime": "ROWTIME",
+            "s_rowtime": "ROWTIME",
+        }
+        assert set(_time_marks(regular.optimized().plan).values()) == {"MATERIALIZED_ROWTIME"}
+        assert interval.join(third, later).explain().count("IntervalJoin(") == 2
+        assert "IntervalJoin(" not in regular.join(third, later).explain()
+    semi = orders.semi_join(ships, keys)
+    assert _time_marks(semi) == {"o_rowtime": "MATERIALIZED_ROWTIME"}
+    assert "IntervalJoin(" not in semi.join(third, later).explain()
 
 
 def test_interval_join_of_a_changelog_is_an_error(senv):
@@ -400,6 +438,25 @@ def test_temporal_join_errors(rates_env):
         orders.temporal_join(orders.select(col("currency").alias("c2")), on, as_of="o_rowtime")
     with pytest.raises(ValidationError, match=r"join_lateral\(\) takes call"):
         orders.join_lateral(call("Nope", col("o_rowtime")), on)
+
+
+def test_temporal_join_keeps_the_probe_rowtime_and_materializes_the_versions(rates_env):
+    """Flink 2.3: both rowtimes of an event-time temporal join are *ROWTIME* in its schema,
+    the probe's stays event time (an interval join over it is one), the versioned table's is
+    materialized (README of tests/conformance, difference 14)."""
+    orders, rates = rates_env.from_path("Orders"), rates_env.from_path("Rates")
+    on = col("currency") == col("r_currency")
+    for how in ("inner", "left"):
+        joined = orders.temporal_join(rates, on, as_of=col("o_rowtime"), how=how)
+        assert str(joined.row_type.field("r_rowtime").type) == "TIMESTAMP(3) *ROWTIME*"
+        assert _time_marks(joined)["o_rowtime"] == "ROWTIME"
+        assert _time_marks(joined)["r_rowtime"] == "MATERIALIZED_ROWTIME"
+    regular = orders.join(rates.select(col("r_currency").alias("c"), col("r_rowtime")))
+    regular = regular.where(col("c") == col("currency"))
+    with pytest.raises(ValidationError, match="o_rowtime is a rowtime that a regular join"):
+        regular.temporal_join(rates.rename_columns(*(col(n).alias("x_" + n) for n in (
+            "r_currency", "rate", "r_rowtime"))), col("currency") == col("x_r_currency"),
+            as_of=col("o_rowtime"))  # fmt: skip
 
 
 def test_join_lateral_resolves_a_registered_temporal_table_function(rates_env):
