@@ -21,8 +21,8 @@ import datetime as dt
 
 import attrs
 
-from tableapi.expressions import Call, Column, Expression, Literal, conjuncts
-from tableapi.plan import IntervalBounds, Join, JoinKind, PlanNode
+from tableapi.expressions import Call, Column, Expression, Literal, and_, conjuncts
+from tableapi.plan import EquiKey, IntervalBounds, Join, JoinKind, PlanNode
 from tableapi.types import RowType, TimeKind
 
 _INTERVAL_KINDS = (JoinKind.INNER, JoinKind.LEFT, JoinKind.RIGHT, JoinKind.FULL)
@@ -50,10 +50,28 @@ def classify_interval_joins(plan: PlanNode) -> PlanNode:
             return None
         if not node.equi_keys or node.residual is None or node.interval is not None:
             return None
-        bounds = bounds_of(node.residual, node.left.row_type, node.right.row_type)
-        return attrs.evolve(node, interval=bounds) if bounds else None
+        lrow, rrow = node.left.row_type, node.right.row_type
+        bounds = bounds_of(node.residual, lrow, rrow)
+        if bounds is None:
+            return None
+        # An equality of the two rowtimes stays in the residual: as a join key its column
+        # would carry a watermark beside the operator's own event time, which Spark refuses
+        # (MULTIPLE_EVENT_TIME_COLUMNS; tests/conformance/README.md, difference 18).
+        times = [
+            k for k in node.equi_keys if _is_rowtime(k.left, lrow) and _is_rowtime(k.right, rrow)
+        ]
+        keys = tuple(k for k in node.equi_keys if k not in times)
+        if not keys:
+            return attrs.evolve(node, interval=bounds)
+        residual = and_(*(_as_term(k) for k in times), node.residual)
+        return attrs.evolve(node, interval=bounds, equi_keys=keys, residual=residual)
 
     return plan.transform_up(rewrite)
+
+
+def _as_term(key: EquiKey) -> Expression:
+    name = "is_not_distinct_from" if key.null_safe else "equals"
+    return Call(name, (Column(key.left), Column(key.right)))
 
 
 def bounds_of(condition: Expression, left: RowType, right: RowType) -> IntervalBounds | None:

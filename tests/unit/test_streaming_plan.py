@@ -336,6 +336,23 @@ def test_one_sided_or_keyless_bounds_are_regular_joins(timed):
         assert str(rowtime) == "TIMESTAMP(3) *ROWTIME*"
 
 
+def test_an_interval_join_keeps_a_rowtime_equality_out_of_its_keys(timed):
+    """As a join key the rowtime would carry a watermark beside the operator's event time:
+    Spark's MULTIPLE_EVENT_TIME_COLUMNS (README of tests/conformance, difference 18)."""
+    orders, ships = timed
+    q = orders.right_outer_join(
+        ships,
+        (col("order_id") == col("s_order_id"))
+        & (col("o_rowtime") > col("s_rowtime") - lit(3).seconds)
+        & (col("o_rowtime") < col("s_rowtime") - lit(1).seconds)
+        & (col("o_rowtime") == col("s_rowtime")),
+    )
+    join = q.optimized().plan
+    assert isinstance(join, Join) and join.interval is not None
+    assert [str(k) for k in join.equi_keys] == ["order_id = s_order_id"]
+    assert "(o_rowtime = s_rowtime)" in str(join.residual)
+
+
 def _time_marks(table) -> dict[str, str]:
     return {f.name: f.type.time_kind.name for f in table.row_type if f.type.is_timestamp}
 
