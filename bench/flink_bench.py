@@ -6,12 +6,15 @@
 
     {"tables": [{"name": "L", "path": "/data/left", "columns": [["k", "BIGINT"], ...],
                  "extra": ["WATERMARK FOR t AS t - INTERVAL '1' DAY",
-                           "PRIMARY KEY (k) NOT ENFORCED"]}],
+                           "PRIMARY KEY (k) NOT ENFORCED"], "format": "csv"}],
      "queries": [{"label": "W1", "sql": "SELECT ...", "output": [["k", "BIGINT"], ...],
-                  "backend": "hashmap", "multi_join": false}],
-     "parallelism": 2, "runs": 5}
+                  "backend": "hashmap", "multi_join": false,
+                  "config": {"table.exec.mini-batch.enabled": "true", ...}}],
+     "parallelism": 2, "runs": 5, "jars": ["file:///.../changelog-csv-<hash>.jar"]}
 
-Every table reads CSV files (no header) with Flink's filesystem connector, bounded; each query
+Every table reads CSV files (no header) with Flink's filesystem connector, bounded (``format``
+defaults to ``csv``; ``changelog-csv``, the op first, comes from one of ``jars``, Flink's
+``pipeline.jars``); each query's ``config`` is set on its table environment; each query
 runs in streaming mode into a ``blackhole`` sink, once to warm up, then ``runs`` timed runs.
 Each run gives two windows: end to end (``execute_sql`` of the INSERT, which plans the job and
 starts a MiniCluster for it, to the end of ``wait()``) and the job's net runtime (Flink's own
@@ -30,7 +33,9 @@ import time
 from typing import Any
 
 
-def table_env(backend: str, parallelism: int) -> Any:
+def table_env(
+    backend: str, parallelism: int, jars: list[str], config: dict[str, str] | None = None
+) -> Any:
     from pyflink.common import Configuration
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
@@ -38,6 +43,10 @@ def table_env(backend: str, parallelism: int) -> Any:
     conf.set_string("state.backend.type", backend)
     conf.set_string("parallelism.default", str(parallelism))
     conf.set_string("table.exec.resource.default-parallelism", str(parallelism))
+    if jars:
+        conf.set_string("pipeline.jars", ";".join(jars))
+    for key, value in (config or {}).items():
+        conf.set_string(key, value)
     settings = (
         EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build()
     )
@@ -49,7 +58,8 @@ def register(env: Any, tables: list[dict[str, Any]]) -> None:
         cols = [f"`{n}` {ty}" for n, ty in t["columns"]] + list(t.get("extra", []))
         env.execute_sql(
             f"CREATE TEMPORARY TABLE `{t['name']}` ({', '.join(cols)}) WITH ("
-            f"'connector' = 'filesystem', 'path' = '{t['path']}', 'format' = 'csv')"
+            f"'connector' = 'filesystem', 'path' = '{t['path']}', "
+            f"'format' = '{t.get('format', 'csv')}')"
         )
 
 
@@ -71,9 +81,14 @@ def count(env: Any, query: dict[str, Any]) -> int:
     from pyflink.common import RowKind
 
     config = env.get_config()
-    config.set("table.exec.mini-batch.enabled", "true")
-    config.set("table.exec.mini-batch.allow-latency", "1 s")
-    config.set("table.exec.mini-batch.size", "100000")
+    own = query.get("config", {})
+    counting = {
+        "table.exec.mini-batch.enabled": "true",
+        "table.exec.mini-batch.allow-latency": "1 s",
+        "table.exec.mini-batch.size": "100000",
+    }
+    for key, value in counting.items():
+        config.set(key, value)
     try:
         rows = 0
         with env.execute_sql(f"SELECT COUNT(*) FROM ({query['sql']})").collect() as changes:
@@ -81,8 +96,13 @@ def count(env: Any, query: dict[str, Any]) -> int:
                 if row.get_row_kind() in (RowKind.INSERT, RowKind.UPDATE_AFTER):
                     rows = row[0]
         return int(rows)
-    finally:
-        config.set("table.exec.mini-batch.enabled", "false")
+    finally:  # the query's own settings again (its environment is its config's alone)
+        config.set(
+            "table.exec.mini-batch.enabled", own.get("table.exec.mini-batch.enabled", "false")
+        )
+        for key in counting:
+            if key in own:
+                config.set(key, own[key])
 
 
 def main(path: str) -> None:
@@ -92,10 +112,12 @@ def main(path: str) -> None:
     n = 0
     for query in job["queries"]:
         backend = query.get("backend", "hashmap")
-        if backend not in envs:
-            envs[backend] = table_env(backend, job.get("parallelism", 2))
-            register(envs[backend], job["tables"])
-        env = envs[backend]
+        config = query.get("config", {})
+        key = json.dumps([backend, config], sort_keys=True)
+        if key not in envs:
+            envs[key] = table_env(backend, job.get("parallelism", 2), job.get("jars", []), config)
+            register(envs[key], job["tables"])
+        env = envs[key]
         multi = "true" if query.get("multi_join") else "false"
         env.get_config().set("table.optimizer.multi-join.enabled", multi)
         end_to_end, engine = [], []

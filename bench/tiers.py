@@ -145,11 +145,17 @@ def product_runs(env: TableEnvironment, build: Callable[[], Table], runs: int) -
 
 
 def flink_runs(
-    flink_python: str, tables: list[dict[str, Any]], queries: list[dict[str, Any]], runs: int
+    flink_python: str,
+    tables: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    runs: int,
+    jars: list[str] | None = None,
 ) -> dict[str, Windows]:
-    """Flink's side, per query label (see ``flink_bench.py`` for the job format)."""
+    """Flink's side, per query label (see ``flink_bench.py`` for the job format; ``jars``:
+    file URIs of jars its job loads, such as a format's)."""
+    job = {"tables": tables, "queries": queries, "parallelism": 2, "runs": runs}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"tables": tables, "queries": queries, "parallelism": 2, "runs": runs}, f)
+        json.dump({**job, "jars": jars or []}, f)
     print(f"running Apache Flink ({len(queries)} queries x {runs + 1} runs) ...", flush=True)
     proc = subprocess.run(
         [flink_python, str(FLINK_SCRIPT), f.name], capture_output=True, text=True, check=False

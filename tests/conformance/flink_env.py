@@ -152,32 +152,45 @@ def ensure_lookup_jar(
     flink_lib: Path, cache_dir: Path = VENV_DIR, source: Path = LOOKUP_SOURCE_DIR
 ) -> Path:
     """The jar of the conformance lookup connector (``'connector' = 'conformance-lookup'``),
-    compiled with ``javac`` against PyFlink's jars in `flink_lib` on first use and kept in
-    `cache_dir` under the sources' hash. Idempotent and locked like `ensure_flink_venv`.
+    compiled against PyFlink's jars in `flink_lib` on first use (`ensure_flink_jar`).
 
     Example:
         >>> ensure_lookup_jar(Path(".flink-venv/lib/python3.11/site-packages/pyflink/lib"))
         ... # doctest: +SKIP
         PosixPath('/repo/.flink-venv/conformance-lookup-0123456789abcdef.jar')
     """
+    return ensure_flink_jar(flink_lib, source, "conformance-lookup", cache_dir)
+
+
+def ensure_flink_jar(flink_lib: Path, source: Path, name: str, cache_dir: Path = VENV_DIR) -> Path:
+    """A jar of Java classes for Flink (the `.java` files and `META-INF/` resources under
+    `source`), compiled with ``javac`` against PyFlink's jars in `flink_lib` on first use and
+    kept in `cache_dir` as ``<name>-<sources' hash>.jar``. Idempotent and locked like
+    `ensure_flink_venv`. Also used by ``bench/aggregate.py`` for its changelog CSV format.
+
+    Example:
+        >>> lib = Path(".flink-venv/lib/python3.11/site-packages/pyflink/lib")
+        >>> ensure_flink_jar(lib, LOOKUP_SOURCE_DIR, "conformance-lookup")  # doctest: +SKIP
+        PosixPath('/repo/.flink-venv/conformance-lookup-0123456789abcdef.jar')
+    """
     # server_ext's jar builder is standard library only: it imports in Flink's virtualenv too
     from server_ext.jvm.build import compile_jar, find_javac
 
-    jar = cache_dir / f"conformance-lookup-{lookup_source_hash(source)}.jar"
+    jar = cache_dir / f"{name}-{lookup_source_hash(source)}.jar"
     if jar.exists():
         return jar
     if find_javac() is None:
         raise RuntimeError(
-            "the conformance suite's lookup cases need `javac` (a JDK 11+) to build Flink's "
-            f"lookup source from {source}: install one (e.g. apt-get install "
-            "openjdk-17-jdk-headless) or put it on PATH / JAVA_HOME"
+            f"{name} needs `javac` (a JDK 11+) to build its Flink classes from {source}: "
+            "install one (e.g. apt-get install openjdk-17-jdk-headless) or put it on PATH / "
+            "JAVA_HOME"
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with open(cache_dir / "conformance-lookup.lock", "w") as lock:
+    with open(cache_dir / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if jar.exists():
             return jar
-        _log(f"compiling the conformance lookup connector into {jar.name}")
+        _log(f"compiling {source} into {jar.name}")
         resources = {
             path.relative_to(source).as_posix(): path.read_bytes()
             for path in lookup_source_files(source)
