@@ -338,10 +338,15 @@ def decimal_digits(value: decimal.Decimal) -> tuple[int, int]:
 
     >>> decimal_digits(decimal.Decimal("0.5")), decimal_digits(decimal.Decimal("12.30"))
     ((1, 1), (4, 2))
+    >>> decimal_digits(decimal.Decimal("1E+2"))  # 100: its zeros are digits too
+    (3, 0)
     """
     _, digits, exponent = value.as_tuple()
-    scale = -exponent if isinstance(exponent, int) and exponent < 0 else 0
-    return max(len(digits), scale, 1), scale
+    if not isinstance(exponent, int):
+        raise ValidationError(f"{value} is no number a DECIMAL holds; use a finite value.")
+    scale = -exponent if exponent < 0 else 0
+    zeros = exponent if exponent > 0 else 0
+    return max(len(digits) + zeros, scale, 1), scale
 
 
 def type_of_value(value: object) -> DataType:
