@@ -264,6 +264,22 @@ def test_expressions_compile_flink_semantics():
     assert text(plus(col("a"))).endswith("(`a`)'>")
 
 
+def test_decimal_arithmetic_gives_spark_flinks_operand_types():
+    """Spark's DECIMAL rules are Flink's for DECIMAL operands, not for an integral side (its
+    BIGINT is DECIMAL(20, 0), an integer literal DECIMAL(1, 0)): the compiler casts integral
+    sides to Flink's DECIMAL and the result to the type the plan derives (difference 15)."""
+    row = RowType.of(("d", DataType.parse("DECIMAL(10, 2)")), ("b", DataType.parse("BIGINT")))
+
+    def text(e: Any) -> str:
+        return str(to_spark(e, row))
+
+    assert text(col("d") / col("b")) == (
+        "Column<'CAST(/(`d`, CAST(`b` AS DECIMAL(19,0))) AS DECIMAL(30,22))'>"
+    )
+    assert text(col("d") * 3) == "Column<'CAST(*(`d`, CAST(3 AS DECIMAL(10,0))) AS DECIMAL(21,2))'>"
+    assert text(col("d") - col("d")) == "Column<'CAST(-(`d`, `d`) AS DECIMAL(11,2))'>"
+
+
 def test_unresolved_expressions_are_errors():
     row = RowType.of(("a", INT))
     scan = Scan("T", ElementsSource(((1,),)), row)
