@@ -53,7 +53,7 @@ from tableapi.expressions import (
 )
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import line_col
-from tableapi.types import RowType, common_type
+from tableapi.types import DataType, RowType, common_type
 
 if TYPE_CHECKING:
     from tableapi.environment import TableEnvironment
@@ -1017,7 +1017,7 @@ class _ExprBuilder:
     def literal(self, e: S.Lit) -> Expression:
         p = self.p
         if e.kind == "number":
-            return lit(_number(e.text))
+            return _number(e.text)
         if e.kind == "string":
             return lit(e.text)
         if e.kind == "boolean":
@@ -1210,14 +1210,24 @@ def _null_rejecting(e: Expression, names: set[str]) -> bool:
     )
 
 
-def _number(text: str) -> int | float | decimal.Decimal:
-    """A numeric literal as Flink types it: ``12`` an INT (BIGINT when larger), ``1.5`` a
-    DECIMAL, ``1.5E3`` a DOUBLE."""
+def _number(text: str) -> Expression:
+    """A numeric literal as Flink types it: ``12`` an INT (BIGINT when larger), ``1.5E3`` a
+    DOUBLE, ``0.1`` a DECIMAL of the digits as written (Calcite counts the leading zero:
+    DECIMAL(2, 1), where the Table API's ``lit(Decimal("0.1"))`` is DECIMAL(1, 1)).
+
+    >>> [str(_number(t).type).removesuffix(" NOT NULL") for t in ("12", "0.1", "12.30", ".5")]
+    ['INT', 'DECIMAL(2, 1)', 'DECIMAL(4, 2)', 'DECIMAL(1, 1)']
+    >>> str(_number("1.5E3").type)
+    'DOUBLE NOT NULL'
+    """
     if re.fullmatch(r"\d+", text):
-        return int(text)
+        return lit(int(text))
     if "e" in text.lower():
-        return float(text)
-    return decimal.Decimal(text)
+        return lit(float(text))
+    value = decimal.Decimal(text)
+    scale = len(text) - text.index(".") - 1 if "." in text else 0
+    precision = max(sum(c.isdigit() for c in text), scale, 1)
+    return Literal(value, DataType("DECIMAL", (precision, scale), False))
 
 
 def _unit_range(first: str, last: str) -> list[str] | None:
