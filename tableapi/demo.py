@@ -361,15 +361,24 @@ def event_time_temporal_join(env: TableEnvironment, root: Path) -> None:
         print(repr(change))
 
 
-def lookup_join(env: TableEnvironment, root: Path) -> None:
-    """Part 6, in Flink SQL: orders LEFT JOIN Customers FOR SYSTEM_TIME AS OF o.o_proctime
-    (a SQLite table), with the SHUFFLE_HASH hint."""
-    _header("6. Streaming, in SQL: lookup join against a SQLite table, PARTIAL cache")
+def _shop_db(root: Path, *ddl: str) -> Path:
+    """``root`` made, and in it the SQLite database ``shop.db`` with the customers table (and
+    the tables of ``ddl``): the lookup side of parts 6 and 7."""
     root.mkdir(parents=True)
     db = root / "shop.db"
     with contextlib.closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("CREATE TABLE customers (id INTEGER, name TEXT, country TEXT)")
         conn.executemany("INSERT INTO customers VALUES (?, ?, ?)", LOOKUP_CUSTOMERS)
+        for statement in ddl:
+            conn.execute(statement)
+    return db
+
+
+def lookup_join(env: TableEnvironment, root: Path) -> None:
+    """Part 6, in Flink SQL: orders LEFT JOIN Customers FOR SYSTEM_TIME AS OF o.o_proctime
+    (a SQLite table), with the SHUFFLE_HASH hint."""
+    _header("6. Streaming, in SQL: lookup join against a SQLite table, PARTIAL cache")
+    db = _shop_db(root)
     orders = root / "orders"
     orders.mkdir()
     (orders / "part-0.json").write_text(
@@ -410,12 +419,9 @@ def lookup_join(env: TableEnvironment, root: Path) -> None:
 def jdbc_sink(env: TableEnvironment, root: Path) -> None:
     """Part 7: order changes x Customers (lookup), per country, upserted into SQLite."""
     _header("7. Streaming: revenue per country upserted into a SQLite table (jdbc sink)")
-    root.mkdir(parents=True)
-    db = root / "shop.db"
-    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute("CREATE TABLE customers (id INTEGER, name TEXT, country TEXT)")
-        conn.executemany("INSERT INTO customers VALUES (?, ?, ?)", LOOKUP_CUSTOMERS)
-        conn.execute("CREATE TABLE revenue (country TEXT PRIMARY KEY, revenue INTEGER, n INTEGER)")
+    db = _shop_db(
+        root, "CREATE TABLE revenue (country TEXT PRIMARY KEY, revenue INTEGER, n INTEGER)"
+    )
     # A server in a container (another user) writes the file, and SQLite its journal beside it.
     db.chmod(0o666)
     root.chmod(0o777)
