@@ -21,7 +21,7 @@ from tableapi.expressions import (
     UnresolvedCall,
     UserCall,
 )
-from tableapi.types import DataType, RowType, decimal_arithmetic, decimal_digits, decimal_params
+from tableapi.types import DataType, RowType, decimal_arithmetic, decimal_params
 from tableapi.types import to_spark as spark_type
 
 Op = Callable[..., SparkColumn]
@@ -146,13 +146,13 @@ _DECIMAL_ARITHMETIC = ("plus", "minus", "times", "divide", "mod")
 
 
 def _literal(expr: Literal) -> SparkColumn:
-    """A literal; a NULL with its type, a decimal with exactly Flink's (0.5: DECIMAL(1, 1);
-    Spark Connect would send a wider one, and decimal arithmetic scales follow the
-    operands' precisions)."""
+    """A literal; a NULL with its type, a decimal with exactly its Flink type (the Table
+    API's 0.5: DECIMAL(1, 1), SQL's 0.5: DECIMAL(2, 1); Spark Connect would send a wider
+    one, and decimal arithmetic scales follow the operands' precisions)."""
     value = F.lit(expr.value)
-    if isinstance(expr.value, decimal.Decimal):
-        return value.cast("decimal({},{})".format(*decimal_digits(expr.value)))
-    return value.cast(expr.type.spark_ddl) if expr.value is None else value
+    if expr.value is None or isinstance(expr.value, decimal.Decimal):
+        return value.cast(expr.type.spark_ddl)
+    return value
 
 
 def _divide(a: SparkColumn, b: SparkColumn, result: DataType) -> SparkColumn:
