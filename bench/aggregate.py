@@ -61,7 +61,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/conformance/flink_env
 
-from noop_run import engine_seconds
+from noop_run import engine_seconds, run_to_noop
 from tiers import (
     Windows,
     add_flink_option,
@@ -278,16 +278,11 @@ def spark_floors(spark: Any, root: Path, runs: int) -> dict[str, float]:
         ),
     }
     medians: dict[str, float] = {}
-    for label, make in queries.items():
-        engine = []
-        for i in range(runs + 1):
-            writer = make().writeStream.format("noop").trigger(availableNow=True)
-            checkpoint = root / f"floor-ckpt-{len(medians)}-{i}"
-            query = writer.option("checkpointLocation", str(checkpoint)).start()
-            query.awaitTermination()
-            if i:  # the first run is the warm-up
-                engine.append(engine_seconds(query))
-        medians[label] = statistics.median(engine)
+    for n, (label, make) in enumerate(queries.items()):
+        runs_of = [
+            run_to_noop(spark, make(), root / f"floor-ckpt-{n}-{i}") for i in range(runs + 1)
+        ]
+        medians[label] = statistics.median([r["engine"] for r in runs_of[1:]])  # [0]: warm-up
     return medians
 
 
