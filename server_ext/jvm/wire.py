@@ -10,8 +10,9 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
                                    // "position" (numbers the input's rows in reading order;
                                    // spec: the new column's name), "local_aggregate" (a
                                    // two-phase aggregation's local phase; spec: the
-                                   // aggregate's), or "probe" (is the plugin there, which
-                                   // version?)
+                                   // aggregate's), "executors" (the driver's registered
+                                   // executors; spec: anything, a nonce), or "probe" (is the
+                                   // plugin there, which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
     from server_ext.joins.spec import JoinSpec
     from server_ext.operators import OperatorSpec
 
-# 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate"
-WIRE_VERSION = 4
+# 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate";
+# 5: "executors"
+WIRE_VERSION = 5
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)
 #: The one column of the plugin's answer to a probe.

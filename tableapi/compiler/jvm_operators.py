@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from typing import cast
@@ -37,6 +38,7 @@ from server_ext.jvm import wire
 from server_ext.operators import OperatorSpec, registered
 
 __all__ = [
+    "jvm_executors",
     "jvm_join",
     "jvm_local_aggregate",
     "jvm_operator",
@@ -158,6 +160,21 @@ def jvm_position(df: SqlDataFrame, column: str) -> DataFrame:
     """
     plan = cast(DataFrame, df)._plan  # (the plugin refuses a column name that is taken)
     return DataFrame(_JvmOperator(plan, "position", column), cast(SparkSession, df.sparkSession))
+
+
+def jvm_executors(spark: SparkSession) -> list[str]:
+    """The ids of the executors the server's driver has registered (the plugin's
+    ``executors`` relation): none on a local master. Raises what the server says when it has
+    no plugin of this wire version.
+
+    Example::
+
+        if len(jvm_executors(spark)) > len(reported):  # an executor has not run a task yet
+            ...
+    """
+    nonce = str(time.time_ns())  # a new relation each call: a cached plan would be stale
+    rows = DataFrame(_JvmOperator(None, "executors", nonce), spark).collect()
+    return sorted(row[0] for row in rows)
 
 
 def jvm_operators_available(spark: SparkSession) -> bool:

@@ -2,6 +2,7 @@ package tableapi.serverext;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -9,6 +10,7 @@ import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.Dataset;
@@ -19,12 +21,14 @@ import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.streaming.GroupStateTimeout;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.MetadataBuilder;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.sparkproject.connect.protobuf.Any;
 import org.sparkproject.connect.protobuf.CodedInputStream;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The Spark Connect relation plugin ({@code spark.connect.extensions.relation.classes}) that
@@ -35,9 +39,10 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  *        .flatMapGroupsWithState(JoinFunction, Append, BINARY, row(output), timeout)
  * </pre>
  *
- * with one binary state value per key, and the timeout its {@link Operator} asks for. Three
+ * with one binary state value per key, and the timeout its {@link Operator} asks for. Four
  * relations are not grouped operators: {@code probe} (is the plugin there, which wire
- * version?), {@code position} (numbers a scan's rows in reading order, {@link Positions}) and
+ * version?), {@code executors} (the driver's registered executors, {@link #executors}),
+ * {@code position} (numbers a scan's rows in reading order, {@link Positions}) and
  * {@code local_aggregate} (a two-phase aggregation's local phase, {@link
  * LocalGroupAggregate}).
  * Relations of other type URLs are left to other plugins.
@@ -61,6 +66,7 @@ public class OperatorPlugin implements RelationPlugin {
     return switch (request.operator()) {
       case "probe" -> Optional.of(session.range(1).selectExpr("1 AS " + Wire.PROBE_COLUMN)
           .logicalPlan());
+      case "executors" -> Optional.of(executors(session).logicalPlan());
       case "position" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
         yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
@@ -77,6 +83,21 @@ public class OperatorPlugin implements RelationPlugin {
         yield Optional.of(run(input, request.operator(), request.specJson(), conf).logicalPlan());
       }
     };
+  }
+
+  /**
+   * One row ({@code executor_id}) per executor the driver has registered, the driver itself
+   * not counted: what a check of the executors' Python must hear from (none on a local
+   * master). Read when the relation is planned, so a client's spec should differ per call
+   * (Spark Connect may cache the plan of a relation it has seen).
+   */
+  static Dataset<Row> executors(SparkSession session) {
+    List<Row> rows = new ArrayList<>();
+    for (String id : CollectionConverters.asJava(session.sparkContext().getExecutorIds())) {
+      rows.add(RowFactory.create(id));
+    }
+    StructType schema = new StructType().add("executor_id", DataTypes.StringType, false);
+    return session.createDataFrame(rows, schema);
   }
 
   /**

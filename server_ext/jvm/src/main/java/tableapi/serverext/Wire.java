@@ -23,8 +23,9 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  * <pre>
  *   message JvmOperator {
  *     uint32   wire_version = 1;   // VERSION
- *     string   operator     = 2;   // "join", "temporal", "interval", "multi", "position"
- *                                 // (spec: the new column's name), or "probe"
+ *     string   operator     = 2;   // "join", "temporal", "interval", "multi", "aggregate",
+ *                                 // "position" (spec: the new column's name),
+ *                                 // "local_aggregate", "executors" or "probe"
  *     Relation input        = 3;   // the tagged union: __k0.., __side, __kind, __seq, __l, __r
  *     string   spec_json    = 4;   // {"keys": [...], "output": StructType JSON, "join": JoinSpec}
  *   }
@@ -39,8 +40,8 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  */
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
-  // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate
-  public static final int VERSION = 4;
+  // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate; 5: executors
+  public static final int VERSION = 5;
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 
