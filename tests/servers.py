@@ -102,7 +102,9 @@ def docker_unavailable(check_age: bool = True) -> str | None:
 def _mtimes(path: Path) -> float:
     if path.is_file():
         return path.stat().st_mtime
-    return max((p.stat().st_mtime for p in path.rglob("*.py")), default=0.0)
+    # The image's sources: Python, and the Java of the operator jar it builds.
+    files = (p for pattern in ("*.py", "*.java") for p in path.rglob(pattern))
+    return max((p.stat().st_mtime for p in files), default=0.0)
 
 
 @contextlib.contextmanager

@@ -465,7 +465,9 @@ def test_two_phase_aggregation_over_skewed_keys(
             result.query.explain()
             physical = capsys.readouterr().out
             shuffle = physical.index("Exchange hashpartitioning(__k0")
-            assert ("MapPartitions" in physical[shuffle:]) == (strategy == "TWO_PHASE")
+            local = physical.find("LocalGroupAggregate", shuffle)  # the plugin's own operator
+            assert (local >= 0) == (strategy == "TWO_PHASE"), physical
+            assert "!LocalGroupAggregate" not in physical, physical  # (no input missing)
     finally:
         for result in results.values():
             result.cancel()

@@ -266,14 +266,24 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     }
   }
 
-  /** The fields of one input row (the local phase reads them as the operator does). */
-  Object[] fields(Row r) {
-    return union.fields(r, row.fields().length);
+  /** The input row type (the fields of {@code __in0}). */
+  StructType row() {
+    return row;
   }
 
-  /** Does the row add to its key (+I/+U) or retract (-U/-D)? */
-  boolean accumulates(Row r) {
-    return Rows.accumulates(union.kind(r));
+  /**
+   * The fields of an input row that {@link Accs#fold} reads (the calls' arguments and the
+   * distinct maps' values), in field order: the local phase converts only these.
+   */
+  int[] foldedFields() {
+    java.util.TreeSet<Integer> read = new java.util.TreeSet<>();
+    for (Call c : calls) if (c.arg >= 0) read.add(c.arg);
+    for (int f : distinctArgs) read.add(f);
+    return read.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  boolean java8Time() {
+    return java8Time;
   }
 
   int keyCount() {

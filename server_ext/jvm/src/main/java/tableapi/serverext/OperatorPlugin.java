@@ -73,9 +73,8 @@ public class OperatorPlugin implements RelationPlugin {
       }
       case "local_aggregate" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        SQLConf conf = session.sessionState().conf();
         yield Optional.of(
-            LocalGroupAggregate.apply(input, request.specJson(), conf).logicalPlan());
+            LocalGroupAggregate.apply(input, request.specJson(), session).logicalPlan());
       }
       default -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));

@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.encoders.ExpressionEncoder;
+import org.apache.spark.sql.catalyst.encoders.RowEncoder;
 import org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.types.ArrayType;
@@ -230,11 +232,23 @@ public final class Harness {
   private static List<Row> partials(LocalGroupAggregate local, JsonNode c, JsonNode batch) {
     StructType input = schema(c, "input");
     StructType out = LocalGroupAggregate.output(input, c.get("key_count").asInt());
+    // The operator runs over Spark's internal rows: the task's rows go in as Spark's encoder
+    // makes them, the partials come out as it reads them back.
+    ExpressionEncoder<Row> in = ExpressionEncoder.apply(RowEncoder.encoderFor(input));
+    ExpressionEncoder.Serializer<Row> toInternal = in.createSerializer();
+    ExpressionEncoder<Row> outEncoder = ExpressionEncoder.apply(RowEncoder.encoderFor(out));
+    ExpressionEncoder.Deserializer<Row> toRow = outEncoder
+        .resolveAndBind(outEncoder.resolveAndBind$default$1(),
+            outEncoder.resolveAndBind$default$2())
+        .createDeserializer();
     List<Row> partials = new ArrayList<>();
     for (JsonNode task : batch.get("tasks")) {
-      Iterator<Row> produced = local.call(rows(task, input).iterator());
+      List<org.apache.spark.sql.catalyst.InternalRow> internal = new ArrayList<>();
+      for (Row r : rows(task, input)) internal.add(toInternal.apply(r).copy());
+      Iterator<org.apache.spark.sql.catalyst.InternalRow> produced =
+          local.process(internal.iterator());
       while (produced.hasNext()) {
-        Row r = produced.next();
+        Row r = toRow.apply(produced.next());
         Object[] values = new Object[r.length()];
         for (int i = 0; i < values.length; i++) values[i] = r.get(i);
         partials.add(new GenericRowWithSchema(values, out));
