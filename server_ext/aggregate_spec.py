@@ -14,7 +14,9 @@ Input rows, columns in this order (names as in ``joins/spec.py``):
 ``__kind``     TINYINT     Flink RowKind: 0 = +I, 1 = -U, 2 = +U, 3 = -D (left out, with
                            ``__seq``, when the input is insert-only)
 ``__seq``      STRING      the change's order (rows of one key sort by it)
-``__in0``      STRUCT      the input row
+``__in0``      STRUCT      the input row (the operator reads only the calls' arguments: the
+                           client's compiler sends the key fields NULL, their values being in
+                           ``__k0..``)
 =============  ==========  ==================================================================
 
 Output rows: ``__kind``, the group key's values, then one value per aggregate call: ``+I``

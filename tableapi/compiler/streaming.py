@@ -390,7 +390,16 @@ class StreamingCompiler(Compiler):
         )
         row = child.row_type
         types = [t for _, _, t in columns[: len(group_keys)]]
-        own = F.struct(*(to_spark(e, row).cast(t.spark_ddl).alias(n) for n, e, t in columns))
+        # The keys travel in __k0..: the operator reads only the calls' arguments from the row
+        # (aggregate_spec gives each its own column), so the key fields are NULL here, not a
+        # second copy of each key for every row to build, shuffle and fold.
+        keys = len(group_keys)
+        own = F.struct(
+            *(
+                (F.lit(None) if i < keys else to_spark(e, row)).cast(t.spark_ddl).alias(n)
+                for i, (n, e, t) in enumerate(columns)
+            )
+        )
         changelog = is_changelog(child)
         # Two phases: partials merge in any order, so the input needs no order of its own.
         source = self.compile(child) if two else self.operator_input(child)

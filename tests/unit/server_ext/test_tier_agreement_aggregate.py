@@ -4,9 +4,9 @@ GroupAggFunction (``aggregate_model.py``) emits, on random changelogs, key by ke
 batch, change by change.
 
 Cases: every function (COUNT(*), COUNT, SUM, AVG, MIN, MAX) and the DISTINCT forms over
-INT, TINYINT (wrapping sums), DOUBLE, STRING and DECIMAL columns with NULLs; inputs with
-+I/-U/+U/-D (MIN/MAX and DISTINCT under retraction, keys retracted to nothing and back) and
-insert-only ones (the union without ``__kind``/``__seq``); NULL group keys; global
+INT, TINYINT (wrapping sums), DOUBLE, STRING, DECIMAL, DATE and TIMESTAMP columns with NULLs;
+inputs with +I/-U/+U/-D (MIN/MAX and DISTINCT under retraction, keys retracted to nothing
+and back) and insert-only ones (the union without ``__kind``/``__seq``); NULL group keys; global
 aggregates; with and without -U rows; state TTL; mini-batch (a key's changes of a batch
 folded in bundles of at most ``bundle_size`` rows, then one result per bundle); two-phase
 (each batch's changes spread over one to three tasks, most on one hot key: the local phase
@@ -18,6 +18,7 @@ all run in one JVM.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import os
 import random
@@ -40,6 +41,8 @@ INPUT = (
     ("d", "DOUBLE"),
     ("s", "STRING"),
     ("m", "DECIMAL(10,2)"),
+    ("day", "DATE"),
+    ("at", "TIMESTAMP"),
 )
 VALUES: list[list[Any]] = [
     [1, 2, None],
@@ -48,6 +51,8 @@ VALUES: list[list[Any]] = [
     [0.5, 1.5, -2.25, None],  # exact in binary: sums do not depend on the order
     ["a", "b", "é", "B", None],
     [Decimal("1.25"), Decimal("-0.10"), Decimal("3.00"), None],
+    [dt.date(2024, 1, 2), dt.date(1969, 12, 31), dt.date(2024, 1, 1), None],
+    [dt.datetime(2024, 1, 1, 12, 0, 0, 123000), dt.datetime(1970, 1, 1), None],
 ]
 # (function, argument field, DISTINCT, result type): Flink's result types (PyFlink 2.3).
 CALLS = [
@@ -74,6 +79,9 @@ CALLS = [
     ("avg", 1, True, "INT"),
     ("max", 4, True, "STRING"),
     ("sum", 5, True, "DECIMAL(38,2)"),
+    ("min", 6, False, "DATE"),
+    ("max", 7, False, "TIMESTAMP"),
+    ("count", 6, True, "BIGINT"),
 ]
 KIND_CASES = ["grouped", "global", "insert-only", "ttl", "mini-batch", "two-phase"]
 BUNDLE_SIZES = [None, None, 1, 2, 3, 5]

@@ -45,6 +45,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
+import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -78,6 +79,8 @@ public final class LocalGroupAggregate implements Serializable {
   private final int structAt; // __in0 in the output
   private final int[] read; // the fields of __in0 the accumulators read
   private final DataType[] readTypes;
+  private final boolean singleKey; // one key column, its values compared as they are
+  private static final Object NULL_KEY = new Object(); // a NULL single key (a map has no null)
 
   private LocalGroupAggregate(GroupAggregate agg, StructType input) {
     this.agg = agg;
@@ -88,6 +91,8 @@ public final class LocalGroupAggregate implements Serializable {
     this.kindAt = List.of(input.fieldNames()).indexOf(Wire.KIND);
     this.inAt = input.fieldIndex(Wire.INPUT_PREFIX + 0);
     this.structAt = keyCount + 1;
+    this.singleKey = keyCount == 1 && (keyTypes[0] instanceof StringType
+        || keyTypes[0] instanceof LongType || keyTypes[0] instanceof IntegerType);
     this.read = agg.foldedFields();
     this.readTypes = new DataType[read.length];
     for (int j = 0; j < read.length; j++) readTypes[j] = agg.row().fields()[read[j]].dataType();
@@ -138,17 +143,19 @@ public final class LocalGroupAggregate implements Serializable {
     boolean java8Time = agg.java8Time();
     int width = agg.row().fields().length;
     int bundleSize = agg.bundleSize();
-    Map<UnsafeRow, GroupAggregate.Accs> partials = new LinkedHashMap<>();
+    Map<Object, GroupAggregate.Accs> partials = new LinkedHashMap<>();
     List<InternalRow> result = new ArrayList<>();
     Object[] values = new Object[width];
     int n = 0;
     while (rows.hasNext()) {
       InternalRow r = rows.next();
-      UnsafeRow key = keyOf.apply(r); // (reused by the projection: copied when kept)
+      // One key of a type with value equality: the value itself (a view into the row, copied
+      // when kept); else the key columns as an UnsafeRow (reused by the projection).
+      Object key = !singleKey ? keyOf.apply(r) : r.isNullAt(0) ? NULL_KEY : single(r);
       GroupAggregate.Accs accs = partials.get(key);
       if (accs == null) {
         accs = agg.new Accs();
-        partials.put(key.copy(), accs);
+        partials.put(kept(key), accs);
       }
       InternalRow struct = r.getStruct(inAt, width);
       for (int j = 0; j < read.length; j++) {
@@ -165,13 +172,30 @@ public final class LocalGroupAggregate implements Serializable {
     return result.iterator();
   }
 
-  private void flush(Map<UnsafeRow, GroupAggregate.Accs> partials, List<InternalRow> result,
+  /** The one key column's value (not null), read by its type's own getter. */
+  private Object single(InternalRow r) {
+    DataType t = keyTypes[0];
+    if (t instanceof StringType) return r.getUTF8String(0);
+    return t instanceof LongType ? (Object) r.getLong(0) : (Object) r.getInt(0);
+  }
+
+  /** A map key that outlives its input row. */
+  private static Object kept(Object key) {
+    if (key instanceof UnsafeRow row) return row.copy();
+    if (key instanceof UTF8String string) return string.clone();
+    return key; // boxed: already its own
+  }
+
+  private void flush(Map<Object, GroupAggregate.Accs> partials, List<InternalRow> result,
       UnsafeProjection toUnsafe) {
-    for (Map.Entry<UnsafeRow, GroupAggregate.Accs> e : partials.entrySet()) {
-      UnsafeRow key = e.getKey();
+    for (Map.Entry<Object, GroupAggregate.Accs> e : partials.entrySet()) {
       GenericInternalRow row = new GenericInternalRow(structAt + 2);
-      for (int i = 0; i < keyTypes.length; i++) {
-        row.update(i, key.isNullAt(i) ? null : key.get(i, keyTypes[i]));
+      if (e.getKey() instanceof UnsafeRow key) {
+        for (int i = 0; i < keyTypes.length; i++) {
+          row.update(i, key.isNullAt(i) ? null : key.get(i, keyTypes[i]));
+        }
+      } else {
+        row.update(0, e.getKey() == NULL_KEY ? null : e.getKey());
       }
       row.update(structAt - 1, (byte) 0);
       row.update(structAt, null);
