@@ -23,7 +23,9 @@ Both workloads compute ``SUM(amount)`` and ``COUNT(*)`` per ``category`` (``--ca
   (``groupBy().agg()``, output mode update, trigger availableNow, the noop sink), both on the
   HDFS-backed state store (Spark's default, the product's ``hashmap``).
 
-Each system runs each workload once to warm up, then ``--runs`` (5) timed runs, in two windows:
+Each system runs each workload once to warm up, then ``--runs`` (5) timed runs (insert-only:
+the product's and Spark's runs alternate, so that neither runs in the other's leftovers), in
+two windows:
 end to end (the product: from building the Table API query to the end of its
 ``execute_insert`` into a blackhole table; Flink: ``execute_sql`` of the INSERT to the end of
 ``wait()``; Spark: from building the DataFrame and ``start()`` to ``awaitTermination()``) and
@@ -65,6 +67,7 @@ from noop_run import engine_seconds, run_to_noop
 from tiers import (
     Windows,
     add_flink_option,
+    blackhole_for,
     comparison,
     flink_runs,
     goal,
@@ -217,39 +220,61 @@ def flink_tables(root: Path) -> list[dict[str, Any]]:
     ]
 
 
-def spark_runs(spark: Any, root: Path, runs: int) -> Windows:
-    """Spark's own streaming aggregation over the Sales files (HDFS-backed store): a warm-up,
-    ``runs`` timed runs into the noop sink, then one more run into a memory sink whose
-    distinct keys are the result's rows."""
+def spark_aggregate(spark: Any, root: Path, sink: str, n: int) -> Any:
+    """Spark's own streaming aggregation of the Sales files, started (update mode, trigger
+    availableNow, HDFS-backed store) into ``sink`` (``noop``, or ``memory`` as a query named
+    ``bench_spark_agg_<n>``)."""
     from pyspark.sql.connect import functions as F
 
     spark.conf.set("spark.sql.streaming.stateStore.providerClass", HDFS_PROVIDER)
     ddl = ", ".join(f"{c} {ty}" for c, ty in SALES)
+    df = spark.readStream.schema(ddl).csv(str(root / "sales"))
+    agg = df.groupBy("category").agg(
+        F.sum("amount").alias("total"), F.count(F.lit(1)).alias("orders")
+    )
+    writer = agg.writeStream.format(sink).outputMode("update").trigger(availableNow=True)
+    if sink == "memory":
+        writer = writer.queryName(f"bench_spark_agg_{n}")
+    return writer.option("checkpointLocation", str(root / f"spark-ckpt-{n}")).start()
 
-    def start(sink: str, n: int) -> Any:
-        df = spark.readStream.schema(ddl).csv(str(root / "sales"))
-        agg = df.groupBy("category").agg(
-            F.sum("amount").alias("total"), F.count(F.lit(1)).alias("orders")
-        )
-        writer = agg.writeStream.format(sink).outputMode("update").trigger(availableNow=True)
-        if sink == "memory":
-            writer = writer.queryName(f"bench_spark_agg_{n}")
-        return writer.option("checkpointLocation", str(root / f"spark-ckpt-{n}")).start()
 
-    end_to_end, engine = [], []
+def insert_only_runs(
+    env: TableEnvironment, build: Any, root: Path, runs: int
+) -> tuple[Windows, Windows]:
+    """The insert-only comparison, the product's run and Spark's alternating (a warm-up pair,
+    then ``runs`` pairs), so that both run in the same state of the server (W5's leftovers,
+    such as its stores' maintenance and the garbage collector's, and the JIT's warm-up) rather
+    than one system's runs all before the other's. The product as ``tiers.product_runs`` (into
+    a blackhole table, rows counted by ``execute().materialize()``); Spark into the noop sink,
+    its rows the distinct keys its update-mode output wrote to a memory sink."""
+    spark = env.spark
+    sink = blackhole_for(env, build())
+    times: dict[str, tuple[list[float], list[float]]] = {"product": ([], []), "Spark": ([], [])}
     for i in range(runs + 1):
-        t0 = time.perf_counter()
-        query = start("noop", i)
+        start = time.perf_counter()
+        result = build().execute_insert(sink)
+        result.wait()
+        product_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        query = spark_aggregate(spark, root, "noop", i)
         query.awaitTermination()
-        seconds = time.perf_counter() - t0
-        if i:  # the first run is the warm-up
-            end_to_end.append(seconds)
-            engine.append(engine_seconds(query))
-    start("memory", runs + 1).awaitTermination()
-    rows = spark.sql(
+        spark_seconds = time.perf_counter() - start
+        if i:  # the first pair is the warm-up
+            times["product"][0].append(product_seconds)
+            times["product"][1].append(engine_seconds(result.query))
+            times["Spark"][0].append(spark_seconds)
+            times["Spark"][1].append(engine_seconds(query))
+    counted = build().execute()
+    product_rows = len(counted.materialize())
+    counted.cancel()
+    spark_aggregate(spark, root, "memory", runs + 1).awaitTermination()
+    spark_rows = spark.sql(
         f"SELECT COUNT(DISTINCT category) AS n FROM bench_spark_agg_{runs + 1}"
     ).collect()[0]["n"]
-    return Windows(end_to_end, engine, int(rows))
+    return (
+        Windows(*times["product"], product_rows),
+        Windows(*times["Spark"], int(spark_rows)),
+    )
 
 
 def spark_floors(spark: Any, root: Path, runs: int) -> dict[str, float]:
@@ -384,11 +409,10 @@ def main() -> int:
 
             print(w5().explain().split("== Optimized")[-1], flush=True)
             product: dict[str, Windows] = {}
-            for label, build in (("W5", w5), ("insert-only", insert_only)):
-                print(f"the product: {label} ({args.runs + 1} runs) ...", flush=True)
-                product[label] = product_runs(env, build, args.runs)
-            print(f"Spark: insert-only ({args.runs + 1} runs) ...", flush=True)
-            spark = spark_runs(env.spark, root, args.runs)
+            print(f"the product: W5 ({args.runs + 1} runs) ...", flush=True)
+            product["W5"] = product_runs(env, w5, args.runs)
+            print(f"insert-only, the product and Spark alternating ({args.runs + 1} runs each) ...")
+            product["insert-only"], spark = insert_only_runs(env, insert_only, root, args.runs)
             print(f"Spark: W5's read and shuffle, and its own join ({args.runs + 1} runs) ...")
             floors = spark_floors(env.spark, root, args.runs)
         finally:
