@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, col
+from tableapi.compiler.jvm_operators import jvm_executors
 from tableapi.errors import ServerError
 from tableapi.result import StreamingTableResult, apply_changelog
 from tests.cluster import Cluster, cluster_unavailable, logs, start_cluster
@@ -263,13 +264,18 @@ def test_lookup_join_against_postgresql_on_the_cluster(cluster: Cluster) -> None
 def test_a_worker_with_another_server_ext_is_refused_by_name(cluster: Cluster) -> None:
     """A third worker whose executors' Python finds another server_ext first joins; a
     client connecting then is refused, naming that worker; once it is gone, connecting works.
-    """
+    The driver's executor list (what the check waits to hear from) has it as soon as it has
+    registered, before it may run a task."""
     fake = cluster.shared_dir / "other-server-ext" / "server_ext"
     fake.mkdir(parents=True, mode=0o777)
     (fake / "__init__.py").write_text('__version__ = "0.0.1-other"\n')
     fake.parent.chmod(0o755)
+    checked = TableEnvironment.create(mode="batch", remote=cluster.url)  # before it joins
+    # what the check counts: the executors the driver has registered, one per worker
+    assert len(jvm_executors(checked.spark)) == WORKERS
     cluster.add_worker("worker-other", executor_pythonpath=str(fake.parent))
     try:
+        assert len(jvm_executors(checked.spark)) == WORKERS + 1
         with pytest.raises(ServerError) as refused:
             TableEnvironment.create(mode="batch", remote=cluster.url).spark  # noqa: B018
         text = str(refused.value)
@@ -277,6 +283,7 @@ def test_a_worker_with_another_server_ext_is_refused_by_name(cluster: Cluster) -
         assert "worker-1" not in text and "pip install flink-tableapi-spark==" in text, text
     finally:
         cluster.stop_worker("worker-other")
+        checked.close()
     env = TableEnvironment.create(mode="batch", remote=cluster.url)
     assert env.from_elements([(1,)], ["x"]).execute().collect()[0][0] == 1
     env.close()
