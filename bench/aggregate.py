@@ -72,6 +72,8 @@ from tiers import (
     flink_runs,
     goal,
     on_tier,
+    product_rows,
+    product_run,
     product_runs,
     server_url,
 )
@@ -244,35 +246,29 @@ def insert_only_runs(
     """The insert-only comparison, the product's run and Spark's alternating (a warm-up pair,
     then ``runs`` pairs), so that both run in the same state of the server (W5's leftovers,
     such as its stores' maintenance and the garbage collector's, and the JIT's warm-up) rather
-    than one system's runs all before the other's. The product as ``tiers.product_runs`` (into
-    a blackhole table, rows counted by ``execute().materialize()``); Spark into the noop sink,
+    than one system's runs all before the other's. The product as ``tiers.product_runs`` runs
+    it (``product_run``, ``product_rows``); Spark into the noop sink,
     its rows the distinct keys its update-mode output wrote to a memory sink."""
     spark = env.spark
     sink = blackhole_for(env, build())
     times: dict[str, tuple[list[float], list[float]]] = {"product": ([], []), "Spark": ([], [])}
     for i in range(runs + 1):
-        start = time.perf_counter()
-        result = build().execute_insert(sink)
-        result.wait()
-        product_seconds = time.perf_counter() - start
+        product_seconds, product_engine = product_run(build, sink)
         start = time.perf_counter()
         query = spark_aggregate(spark, root, "noop", i)
         query.awaitTermination()
         spark_seconds = time.perf_counter() - start
         if i:  # the first pair is the warm-up
             times["product"][0].append(product_seconds)
-            times["product"][1].append(engine_seconds(result.query))
+            times["product"][1].append(product_engine)
             times["Spark"][0].append(spark_seconds)
             times["Spark"][1].append(engine_seconds(query))
-    counted = build().execute()
-    product_rows = len(counted.materialize())
-    counted.cancel()
     spark_aggregate(spark, root, "memory", runs + 1).awaitTermination()
     spark_rows = spark.sql(
         f"SELECT COUNT(DISTINCT category) AS n FROM bench_spark_agg_{runs + 1}"
     ).collect()[0]["n"]
     return (
-        Windows(*times["product"], product_rows),
+        Windows(*times["product"], product_rows(build)),
         Windows(*times["Spark"], int(spark_rows)),
     )
 

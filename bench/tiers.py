@@ -131,17 +131,29 @@ def product_runs(env: TableEnvironment, build: Callable[[], Table], runs: int) -
     sink = blackhole_for(env, build())
     end_to_end, engine = [], []
     for i in range(runs + 1):
-        start = time.perf_counter()
-        result = build().execute_insert(sink)
-        result.wait()
-        seconds = time.perf_counter() - start
+        seconds, engine_s = product_run(build, sink)
         if i:  # the first run is the warm-up
             end_to_end.append(seconds)
-            engine.append(engine_seconds(result.query))  # type: ignore[attr-defined]
+            engine.append(engine_s)
+    return Windows(end_to_end, engine, product_rows(build))
+
+
+def product_run(build: Callable[[], Table], sink: str) -> tuple[float, float]:
+    """One timed run of ``build()`` into the blackhole table ``sink``: end-to-end and engine
+    seconds (see :func:`product_runs`)."""
+    start = time.perf_counter()
+    result = build().execute_insert(sink)
+    result.wait()
+    seconds = time.perf_counter() - start
+    return seconds, engine_seconds(result.query)  # type: ignore[attr-defined]
+
+
+def product_rows(build: Callable[[], Table]) -> int:
+    """The rows of ``build()``'s result, the changelog applied (an untimed run)."""
     counted = build().execute()
     rows = len(counted.materialize())
     counted.cancel()
-    return Windows(end_to_end, engine, rows)
+    return rows
 
 
 def flink_runs(
