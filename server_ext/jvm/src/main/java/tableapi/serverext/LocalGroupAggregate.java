@@ -126,9 +126,8 @@ public final class LocalGroupAggregate implements Serializable {
         conf.datetimeJava8ApiEnabled());
     Strategy.register(session);
     LogicalPlan child = input.logicalPlan();
-    Seq<Attribute> output = CollectionConverters.asScala(
-        new ArrayList<Attribute>(CollectionConverters.asJava(DataTypeUtils.toAttributes(fn.out))))
-        .toList();
+    @SuppressWarnings("unchecked") // an immutable Seq of AttributeReferences is one of Attributes
+    Seq<Attribute> output = (Seq<Attribute>) (Seq<?>) DataTypeUtils.toAttributes(fn.out);
     return Dataset.ofRows(session, new Node(child, specJson, child.output(), output));
   }
 
