@@ -407,7 +407,8 @@ def test_two_phase_aggregation_over_skewed_keys(
 ) -> None:
     """table.optimizer.agg-phase-strategy with mini-batch on: TWO_PHASE pre-aggregates each
     task's changes per product before the shuffle (explain shows a LocalGroupAggregate under
-    the GlobalGroupAggregate, and the running query's physical plan has the local phase),
+    the GlobalGroupAggregate, and the running query's physical plan has the local phase, which
+    builds no union row),
     ONE_PHASE does not. Over one hot product's changes spread across several tasks (file
     splits of 2 kB), both give the aggregate of the orders after every micro-batch, and
     Flink's mini-batch changelog: at most one result per product and micro-batch."""
@@ -468,6 +469,9 @@ def test_two_phase_aggregation_over_skewed_keys(
             local = physical.find("LocalGroupAggregate", shuffle)  # the plugin's own operator
             assert (local >= 0) == (strategy == "TWO_PHASE"), physical
             assert "!LocalGroupAggregate" not in physical, physical  # (no input missing)
+            if local >= 0:  # it evaluates the union's projection itself: no union row below
+                below = physical[local:].splitlines()[1]
+                assert "FileScan" in physical[local:] and "AS __in0" not in below, physical
     finally:
         for result in results.values():
             result.cancel()

@@ -294,6 +294,38 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     return bundleSize;
   }
 
+  /**
+   * Whether every call folds as a count and an integral sum (COUNT(*), COUNT, and SUM or AVG of
+   * an integral argument into an integral sum; no DISTINCT): the local phase then folds a key's
+   * rows into {@link Counts}, primitive values, no boxed value per row.
+   */
+  boolean integral() {
+    if (distinctArgs.length > 0) return false;
+    for (Call c : calls) {
+      boolean sum = (c.fn == Fn.SUM || c.fn == Fn.AVG) && integral(c.argType)
+          && integral(c.sumType);
+      if (c.distinct || !(c.fn == Fn.COUNT_STAR || c.fn == Fn.COUNT || sum)) return false;
+    }
+    return true;
+  }
+
+  private static boolean integral(DataType t) {
+    return t instanceof LongType || t instanceof IntegerType || t instanceof ShortType
+        || t instanceof ByteType;
+  }
+
+  /** The input row's field each call reads (-1: none, COUNT(*)). */
+  int[] callArgs() {
+    int[] args = new int[calls.length];
+    for (int i = 0; i < calls.length; i++) args[i] = calls[i].fn == Fn.COUNT_STAR ? -1 : calls[i].arg;
+    return args;
+  }
+
+  /** Whether call {@code i} sums its values (SUM, AVG), not only counts them. */
+  boolean sums(int i) {
+    return calls[i].fn == Fn.SUM || calls[i].fn == Fn.AVG;
+  }
+
   private RowCodec.RowFormat format(DataType t) {
     return new RowCodec.RowFormat(
         new StructType(new StructField[] {DataTypes.createStructField("v", t, true)}), java8Time);
@@ -306,6 +338,31 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     long count;
     Object value;
     Map<Values.Tuple, long[]> counts; // MIN/MAX over a retracting input
+  }
+
+  /**
+   * A key's partial in the local phase when the calls are {@link #integral}: its rows, and per
+   * call the count of its non-null values and their sum, as primitives; made {@link Accs} when
+   * the bundle's partials go. Summing in a long then narrowing once gives what narrowing after
+   * every step does (integral sums wrap the same either way).
+   */
+  final class Counts {
+    long rows;
+    final long[] counts = new long[calls.length];
+    final long[] sums = new long[calls.length];
+    final boolean[] summed = new boolean[calls.length]; // a value was folded: the sum is set
+
+    /** These counts as a partial accumulator. */
+    Accs accs() {
+      Accs accs = new Accs();
+      accs.rows = rows;
+      for (int i = 0; i < calls.length; i++) {
+        Acc a = accs.accs[i];
+        a.count = counts[i];
+        if (summed[i]) a.value = plus(calls[i].sumType, null, sums[i], true);
+      }
+      return accs;
+    }
   }
 
   /** A key's state: its row count, last write, accumulators and distinct maps. */

@@ -4,6 +4,21 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.CreateNamedStruct;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.GetStructField;
+import org.apache.spark.sql.catalyst.expressions.MutableProjection;
+import org.apache.spark.sql.catalyst.expressions.MutableProjection$;
+import org.apache.spark.sql.catalyst.expressions.SubqueryExpression$;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +29,7 @@ import org.apache.spark.sql.catalyst.CatalystTypeConverters$;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
@@ -24,7 +40,6 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.classic.Dataset;
 import org.apache.spark.sql.classic.SparkSession;
-import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.internal.SQLConf;
@@ -63,10 +78,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * operator's state format. Partials merge in any order, so no {@code __seq} is needed.
  *
  * <p>It runs as a physical operator of its own ({@link Exec}, planned by {@link Strategy} from
- * the logical {@link Node}) over Spark's internal rows, as Spark's partial aggregation does: the
- * group key stays in its binary form (an {@code UnsafeRow}, the map's key) and only the fields
- * the accumulators read are converted to Java values. (A {@code mapPartitions} over {@code Row}s
- * converted every field of every row first: measured, most of this phase's time.)
+ * the logical {@link Node}) over Spark's internal rows, as Spark's partial aggregation does: a
+ * single key is the map's key as it is (else the key columns in binary, an {@code UnsafeRow}),
+ * and only the fields the accumulators read are read, as primitives when every call is a count
+ * or an integral sum ({@link GroupAggregate#integral}). When the union is a projection (as it is
+ * over a source), the phase evaluates the projection's expressions itself over the projection's
+ * input ({@link #flat}): no union row, with its {@code __in0} struct, is built per input row, and
+ * a plain column is read in place. (Measured on the insert-only bench: a {@code mapPartitions}
+ * over {@code Row}s that converted every field was most of this phase's time; building the union
+ * row ~0.07 s per 1M rows; boxing each value ~5% of the stage's samples.)
  */
 public final class LocalGroupAggregate implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -132,50 +152,173 @@ public final class LocalGroupAggregate implements Serializable {
   }
 
   /**
-   * The local phase over one task's rows (internal rows of the union's schema): the partial
-   * rows, a bundle's after another's.
+   * The expressions of the row {@link #process} reads, over the union's columns ({@code
+   * column(i)}: the expression of the union's column {@code i}): the keys, [{@code __kind}],
+   * then the fields of {@code __in0} the accumulators read. When the union is a projection the
+   * operator absorbs ({@link Strategy}), those are the projection's own expressions: a field of
+   * {@code __in0} is its struct's expression for that field, so no union row (with its struct)
+   * is built per input row, only this flat row of the values the phase reads.
    */
-  Iterator<InternalRow> process(Iterator<InternalRow> rows) {
+  List<Expression> flat(IntFunction<Expression> column) {
+    List<Expression> exprs = new ArrayList<>();
+    for (int i = 0; i < keyTypes.length; i++) exprs.add(column.apply(i));
+    if (kindAt >= 0) exprs.add(column.apply(kindAt));
+    Expression row = column.apply(inAt);
+    while (row instanceof Alias a) row = a.child();
+    for (int f : read) {
+      exprs.add(row instanceof CreateNamedStruct struct
+          ? struct.valExprs().apply(f)
+          : new GetStructField(row, f, scala.Option.empty()));
+    }
+    return exprs;
+  }
+
+  /**
+   * The local phase over one task's rows of {@code input} (partition {@code partition}), each
+   * read as the row {@code exprs} (over {@code input}, made by {@link #flat}) make of it: where
+   * every one is a column of {@code input}, the values are read in place; else each row is
+   * projected first.
+   */
+  Iterator<InternalRow> process(Seq<Expression> exprs, Seq<Attribute> input, int partition,
+      Iterator<InternalRow> rows) {
+    int[] at = ordinals(CollectionConverters.asJava(exprs), CollectionConverters.asJava(input));
+    if (at != null) return process(rows, at);
+    MutableProjection project = MutableProjection$.MODULE$.create(exprs, input);
+    project.initialize(partition);
+    return process(new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return rows.hasNext();
+      }
+
+      @Override
+      public InternalRow next() {
+        return project.apply(rows.next());
+      }
+    }, java.util.stream.IntStream.range(0, exprs.size()).toArray());
+  }
+
+  /** The positions in {@code input} of {@code exprs}, or null when one is not a column. */
+  private static int[] ordinals(List<Expression> exprs, List<Attribute> input) {
+    int[] at = new int[exprs.size()];
+    for (int j = 0; j < at.length; j++) {
+      at[j] = -1;
+      if (!(exprs.get(j) instanceof Attribute a)) return null;
+      for (int i = 0; i < input.size() && at[j] < 0; i++) {
+        if (input.get(i).exprId().equals(a.exprId())) at[j] = i;
+      }
+      if (at[j] < 0) return null;
+    }
+    return at;
+  }
+
+  /** The local phase over rows of the union's schema {@code input} (the tests' harness). */
+  Iterator<InternalRow> processUnion(StructType input, Iterator<InternalRow> rows) {
+    Seq<AttributeReference> columns = DataTypeUtils.toAttributes(input);
+    @SuppressWarnings("unchecked")
+    Seq<Attribute> attributes = (Seq<Attribute>) (Seq<?>) columns;
+    return process(seq(flat(columns::apply)), attributes, 0, rows);
+  }
+
+  /**
+   * The local phase over one task's rows, the values of {@link #flat}'s row at {@code at} in
+   * each: the partial rows, a bundle's after another's. Calls that all fold as counts and
+   * integral sums ({@link GroupAggregate#integral}) fold primitives; others the values as
+   * {@code Row} holds them.
+   */
+  private Iterator<InternalRow> process(Iterator<InternalRow> rows, int[] at) {
     agg.init();
-    UnsafeProjection keyOf = UnsafeProjection.create(keyTypes); // the first columns: the keys
-    UnsafeProjection toUnsafe = UnsafeProjection.create(out);
+    int kind = kindAt < 0 ? -1 : at[keyTypes.length];
+    int first = keyTypes.length + (kindAt < 0 ? 0 : 1); // the first read field in at
+    if (agg.integral()) {
+      int[] args = agg.callArgs();
+      int[] argAt = new int[args.length]; // each call's argument in the input row (-1: none)
+      DataType[] argTypes = new DataType[args.length];
+      boolean[] sums = new boolean[args.length];
+      for (int i = 0; i < args.length; i++) {
+        int j = Arrays.binarySearch(read, args[i]);
+        argAt[i] = args[i] < 0 ? -1 : at[first + j];
+        argTypes[i] = args[i] < 0 ? null : readTypes[j];
+        sums[i] = agg.sums(i);
+      }
+      return fold(rows, at, kind, () -> agg.new Counts(), (p, r, sign) -> {
+        p.rows += sign;
+        for (int i = 0; i < argAt.length; i++) {
+          int f = argAt[i];
+          if (f < 0 || r.isNullAt(f)) continue;
+          p.counts[i] += sign;
+          if (sums[i]) {
+            p.sums[i] += sign * integral(r, f, argTypes[i]);
+            p.summed[i] = true;
+          }
+        }
+      }, GroupAggregate.Counts::accs);
+    }
     boolean java8Time = agg.java8Time();
-    int width = agg.row().fields().length;
+    Object[] values = new Object[agg.row().fields().length];
+    return fold(rows, at, kind, () -> agg.new Accs(), (accs, r, sign) -> {
+      for (int j = 0; j < read.length; j++) {
+        int i = at[first + j];
+        values[read[j]] = r.isNullAt(i) ? null : external(r, i, readTypes[j], java8Time);
+      }
+      accs.fold(values, sign > 0);
+    }, accs -> accs);
+  }
+
+  /** How a key's partial takes one input row, {@code sign} 1 (accumulate) or -1 (retract). */
+  private interface Fold<P> {
+    void row(P partial, InternalRow r, long sign);
+  }
+
+  /**
+   * Folds each row into its key's partial ({@code fresh} for a new key), and emits the partials
+   * (as {@code accs} makes them accumulators) when a bundle is full and at the end.
+   */
+  private <P> Iterator<InternalRow> fold(Iterator<InternalRow> rows, int[] at, int kind,
+      Supplier<P> fresh, Fold<P> fold, Function<P, GroupAggregate.Accs> accs) {
+    List<Expression> keyColumns = new ArrayList<>();
+    for (int i = 0; i < keyTypes.length; i++) {
+      keyColumns.add(new BoundReference(at[i], keyTypes[i], true));
+    }
+    UnsafeProjection keyOf = UnsafeProjection.create(seq(keyColumns));
+    UnsafeProjection toUnsafe = UnsafeProjection.create(out);
+    int keyAt = at[0];
     int bundleSize = agg.bundleSize();
-    Map<Object, GroupAggregate.Accs> partials = new LinkedHashMap<>();
+    Map<Object, P> partials = new LinkedHashMap<>();
     List<InternalRow> result = new ArrayList<>();
-    Object[] values = new Object[width];
     int n = 0;
     while (rows.hasNext()) {
       InternalRow r = rows.next();
-      // One key of a type with value equality: the value itself (a view into the row, copied
-      // when kept); else the key columns as an UnsafeRow (reused by the projection).
-      Object key = !singleKey ? keyOf.apply(r) : r.isNullAt(0) ? NULL_KEY : single(r);
-      GroupAggregate.Accs accs = partials.get(key);
-      if (accs == null) {
-        accs = agg.new Accs();
-        partials.put(kept(key), accs);
+      // One key of a type with value equality: the value itself (a view into the input row,
+      // copied when kept); else the key columns as an UnsafeRow (reused by the projection).
+      Object key = !singleKey ? keyOf.apply(r) : r.isNullAt(keyAt) ? NULL_KEY : single(r, keyAt);
+      P partial = partials.get(key);
+      if (partial == null) {
+        partial = fresh.get();
+        partials.put(kept(key), partial);
       }
-      InternalRow struct = r.getStruct(inAt, width);
-      for (int j = 0; j < read.length; j++) {
-        int f = read[j];
-        values[f] = struct.isNullAt(f) ? null : external(struct, f, readTypes[j], java8Time);
-      }
-      accs.fold(values, Rows.accumulates(kindAt < 0 ? Wire.INSERT : r.getByte(kindAt)));
+      fold.row(partial, r, Rows.accumulates(kind < 0 ? Wire.INSERT : r.getByte(kind)) ? 1 : -1);
       if (++n == bundleSize) { // the bundle is full: its partials go, a new one starts
-        flush(partials, result, toUnsafe);
+        flush(partials, accs, result, toUnsafe);
         n = 0;
       }
     }
-    flush(partials, result, toUnsafe);
+    flush(partials, accs, result, toUnsafe);
     return result.iterator();
   }
 
-  /** The one key column's value (not null), read by its type's own getter. */
-  private Object single(InternalRow r) {
+  /** An integral field (not null) as a long. */
+  private static long integral(InternalRow r, int i, DataType t) {
+    if (t instanceof IntegerType) return r.getInt(i);
+    if (t instanceof LongType) return r.getLong(i);
+    return t instanceof ShortType ? r.getShort(i) : r.getByte(i);
+  }
+
+  /** The one key column's value (not null, at {@code i}), read by its type's own getter. */
+  private Object single(InternalRow r, int i) {
     DataType t = keyTypes[0];
-    if (t instanceof StringType) return r.getUTF8String(0);
-    return t instanceof LongType ? (Object) r.getLong(0) : (Object) r.getInt(0);
+    if (t instanceof StringType) return r.getUTF8String(i);
+    return t instanceof LongType ? (Object) r.getLong(i) : (Object) r.getInt(i);
   }
 
   /** A map key that outlives its input row. */
@@ -185,9 +328,9 @@ public final class LocalGroupAggregate implements Serializable {
     return key; // boxed: already its own
   }
 
-  private void flush(Map<Object, GroupAggregate.Accs> partials, List<InternalRow> result,
-      UnsafeProjection toUnsafe) {
-    for (Map.Entry<Object, GroupAggregate.Accs> e : partials.entrySet()) {
+  private <P> void flush(Map<Object, P> partials, Function<P, GroupAggregate.Accs> accs,
+      List<InternalRow> result, UnsafeProjection toUnsafe) {
+    for (Map.Entry<Object, P> e : partials.entrySet()) {
       GenericInternalRow row = new GenericInternalRow(structAt + 2);
       if (e.getKey() instanceof UnsafeRow key) {
         for (int i = 0; i < keyTypes.length; i++) {
@@ -198,7 +341,7 @@ public final class LocalGroupAggregate implements Serializable {
       }
       row.update(structAt - 1, (byte) 0);
       row.update(structAt, null);
-      row.update(structAt + 1, agg.encode(e.getValue()));
+      row.update(structAt + 1, agg.encode(accs.apply(e.getValue())));
       result.add(toUnsafe.apply(row).copy());
     }
     partials.clear();
@@ -241,6 +384,11 @@ public final class LocalGroupAggregate implements Serializable {
   }
 
   // -- the operator in Spark's planner ---------------------------------------------------------
+
+  /** A Java list as Spark's immutable Seq. */
+  private static Seq<Expression> seq(List<Expression> exprs) {
+    return CollectionConverters.asScala(exprs).toList();
+  }
 
   /** The columns a node makes ({@code output}): not missing from its input. */
   private static AttributeSet produced(Seq<Attribute> output) {
@@ -323,23 +471,33 @@ public final class LocalGroupAggregate implements Serializable {
     }
   }
 
-  /** The physical operator: {@link #process} over each partition of its child's rows. */
+  /**
+   * The physical operator: {@link #process} over each partition of its child's rows, each
+   * projected by {@code reads} (over the child's columns) into the row the phase reads.
+   */
   public static final class Exec extends SparkPlan {
     private static final long serialVersionUID = 1L;
     private final SparkPlan child;
     private final LocalGroupAggregate fn;
+    private final Seq<Expression> reads;
     private final Seq<Attribute> output;
 
-    public Exec(SparkPlan child, LocalGroupAggregate fn, Seq<Attribute> output) {
+    public Exec(SparkPlan child, LocalGroupAggregate fn, Seq<Expression> reads,
+        Seq<Attribute> output) {
       this.child = child;
       this.fn = fn;
+      this.reads = reads;
       this.output = output;
     }
 
     @Override
     public RDD<InternalRow> doExecute() {
       LocalGroupAggregate local = fn;
-      return child.execute().toJavaRDD().mapPartitions(local::process).rdd();
+      Seq<Expression> exprs = reads;
+      Seq<Attribute> input = child.output();
+      return child.execute().toJavaRDD()
+          .mapPartitionsWithIndex((i, rows) -> local.process(exprs, input, i, rows), false)
+          .rdd();
     }
 
     @Override
@@ -359,7 +517,7 @@ public final class LocalGroupAggregate implements Serializable {
 
     @Override
     public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> children) {
-      return new Exec(children.apply(0), fn, output);
+      return new Exec(children.apply(0), fn, reads, output);
     }
 
     @Override
@@ -369,7 +527,7 @@ public final class LocalGroupAggregate implements Serializable {
 
     @Override
     public int productArity() {
-      return 3;
+      return 4;
     }
 
     @Override
@@ -377,7 +535,8 @@ public final class LocalGroupAggregate implements Serializable {
       return switch (n) {
         case 0 -> child;
         case 1 -> fn;
-        case 2 -> output;
+        case 2 -> reads;
+        case 3 -> output;
         default -> throw new IndexOutOfBoundsException(n);
       };
     }
@@ -395,17 +554,59 @@ public final class LocalGroupAggregate implements Serializable {
       if (!(plan instanceof Node node)) {
         return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
       }
-      SparkPlan child = planLater(node.child);
-      if (!node.child.output().equals(node.input)) { // a rule reordered or pruned the union
-        @SuppressWarnings("unchecked")
-        Seq<NamedExpression> columns = (Seq<NamedExpression>) (Seq<?>) node.input;
-        child = new ProjectExec(columns, child);
-      }
       SQLConf conf = SQLConf.get();
       LocalGroupAggregate fn = of(node.specJson, DataTypeUtils.fromAttributes(node.input),
           conf.sessionLocalTimeZone(), conf.datetimeJava8ApiEnabled());
-      return CollectionConverters.asScala(List.<SparkPlan>of(new Exec(child, fn, node.output)))
-          .toList();
+      // The union's columns by id: a projection's own expressions when the union is one (it is
+      // absorbed: the phase reads the projection's input), else the child's columns.
+      LogicalPlan read = node.child;
+      Map<ExprId, Expression> columns = new HashMap<>();
+      if (read instanceof Project p && absorbable(p, node.input)) {
+        for (NamedExpression e : CollectionConverters.asJava(p.projectList())) {
+          columns.put(e.exprId(), e instanceof Alias a ? a.child() : (Expression) e);
+        }
+        read = p.child();
+      } else {
+        for (Attribute a : CollectionConverters.asJava(read.output())) columns.put(a.exprId(), a);
+      }
+      List<Expression> reads = fn.flat(i -> {
+        Attribute a = node.input.apply(i);
+        Expression e = columns.get(a.exprId());
+        if (e == null) throw new IllegalStateException("the union has no column " + a);
+        return e;
+      });
+      if (read != node.child) { // only the columns the reads use, for the scan to prune the rest
+        Set<ExprId> used = new HashSet<>();
+        for (Expression e : reads) {
+          for (Attribute a : CollectionConverters.asJava(e.references().toSeq())) {
+            used.add(a.exprId());
+          }
+        }
+        List<NamedExpression> kept = new ArrayList<>();
+        for (Attribute a : CollectionConverters.asJava(read.output())) {
+          if (used.contains(a.exprId())) kept.add(a);
+        }
+        read = new Project(CollectionConverters.asScala(kept).toList(), read);
+      }
+      SparkPlan exec = new Exec(planLater(read), fn, seq(reads), node.output);
+      return CollectionConverters.asScala(List.<SparkPlan>of(exec)).toList();
+    }
+
+    /**
+     * Whether the phase can evaluate projection {@code p}'s expressions itself: every union
+     * column is one of them, and none holds a subquery (which only a projection's own operator
+     * prepares).
+     */
+    private static boolean absorbable(Project p, Seq<Attribute> input) {
+      Set<ExprId> made = new HashSet<>();
+      for (NamedExpression e : CollectionConverters.asJava(p.projectList())) {
+        if (SubqueryExpression$.MODULE$.hasSubquery((Expression) e)) return false;
+        made.add(e.exprId());
+      }
+      for (Attribute a : CollectionConverters.asJava(input)) {
+        if (!made.contains(a.exprId())) return false;
+      }
+      return true;
     }
 
     /** Adds the strategy to the session's extra strategies, once. */

@@ -246,7 +246,7 @@ public final class Harness {
       List<org.apache.spark.sql.catalyst.InternalRow> internal = new ArrayList<>();
       for (Row r : rows(task, input)) internal.add(toInternal.apply(r).copy());
       Iterator<org.apache.spark.sql.catalyst.InternalRow> produced =
-          local.process(internal.iterator());
+          local.processUnion(input, internal.iterator());
       while (produced.hasNext()) {
         Row r = toRow.apply(produced.next());
         Object[] values = new Object[r.length()];
