@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.errors import PySparkException
 
 from server_ext.cluster import is_local_master
+from tableapi.compiler.jvm_operators import jvm_executors
 from tableapi.errors import ServerError
 
 if TYPE_CHECKING:
@@ -101,8 +102,6 @@ def check_workers(spark: SparkSession, url: str, expected: str) -> None:
     master = spark.conf.get(MASTER_CONF, "local") or "local"
     if is_local_master(master):
         return
-    from tableapi.compiler.jvm_operators import jvm_executors  # (the compiler imports session)
-
     reports = set(_reports(spark, url, master, expected))
     deadline = time.monotonic() + CHECK_SETTLE_S
     while not worker_problem(reports, expected, master) and time.monotonic() < deadline:

@@ -36,7 +36,6 @@ from tableapi.plan import (
     QueryHints,
     Scan,
 )
-from tableapi.session import reads_local_files
 from tableapi.types import RowType
 
 # Table API hint name -> Spark's join strategy hint.
@@ -66,8 +65,11 @@ class Compiler:
 
     mode = ""  # named in the error for a node this compiler has no method for
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, local_files: bool = False) -> None:
         self.spark = spark
+        # Does the server read this machine's files (the embedded server)? The caller knows,
+        # from the session (``session.reads_local_files``); a compiler never asks it.
+        self.local_files = local_files
         self._memo: dict[int, DataFrame] = {}
         # The lookup joins' metrics: (lookup table, its observation), read by the result.
         self.lookups: list[tuple[str, Any]] = []
@@ -91,7 +93,7 @@ class Compiler:
         """Refuse a filesystem table whose path does not exist, before anything runs, when
         the server reads this machine's files (the embedded server); a remote server's
         PATH_NOT_FOUND is translated when it comes back (``session.server_call``)."""
-        if reads_local_files(self.spark) and local_path_missing(source.path):
+        if self.local_files and local_path_missing(source.path):
             streaming = self.mode == "streaming"
             raise missing_path(FileTable(table, source.path, streaming, not source.bounded))
 

@@ -42,10 +42,11 @@ from tableapi.types import RowType, TimeKind
 _AS_OF_LEFT, _AS_OF_RIGHT, _LATEST = "__as_of_left", "__as_of_right", "__latest"
 
 
-def compile_plan(node: PlanNode, spark: SparkSession) -> DataFrame:
+def compile_plan(node: PlanNode, spark: SparkSession, local_files: bool = False) -> DataFrame:
     """Compile an optimized plan for batch mode. Each input is compiled once, even when
-    shared."""
-    return BatchCompiler(spark).compile(node)
+    shared. ``local_files``: the server reads this machine's files (a missing path is
+    refused before anything runs)."""
+    return BatchCompiler(spark, local_files).compile(node)
 
 
 class BatchCompiler(Compiler):

@@ -128,13 +128,16 @@ def compile_stream(
     options: StreamingOptions | None = None,
     end_of_input: EndOfInput | None = None,
     sink_keys: tuple[str, ...] | None = None,
+    local_files: bool = False,
 ) -> CompiledStream:
     """Compile an optimized, streaming-checked plan. With ``end_of_input`` the bounded
     tables' watermarks move to +infinity when it is signalled (see ``end_of_input.py``);
     without it they stay where their data leaves them. ``sink_keys``: the plan's rows go
     into a sink keyed by these columns (an upsert sink), which needs no -U rows where the
-    plan's upsert key is within them; None: the consumer needs them (a result)."""
-    compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input)
+    plan's upsert key is within them; None: the consumer needs them (a result).
+    ``local_files``: the server reads this machine's files, so a missing path is refused
+    before anything runs."""
+    compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input, local_files)
     compiler.update_before = update_before_needed(node, sink_keys)
     df = compiler.compile(node)
     mode = changelog_mode(node)
@@ -180,9 +183,13 @@ class StreamingCompiler(Compiler):
     mode = "streaming"
 
     def __init__(
-        self, spark: SparkSession, options: StreamingOptions, end_of_input: EndOfInput | None
+        self,
+        spark: SparkSession,
+        options: StreamingOptions,
+        end_of_input: EndOfInput | None,
+        local_files: bool = False,
     ) -> None:
-        super().__init__(spark)
+        super().__init__(spark, local_files)
         self.options = options
         self.end_of_input = end_of_input
         self.processing_time = False  # what running the query needs, found while compiling

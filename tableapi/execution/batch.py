@@ -13,6 +13,7 @@ from tableapi.execution.printing import print_line
 from tableapi.plan import PlanNode
 from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, TableResult
+from tableapi.session import reads_local_files
 from tableapi.types import RowType
 
 _RERUN = "Start the server again and re-run the job."
@@ -26,10 +27,12 @@ class BatchExecutor:
         self._guard = server.guard(_RERUN)
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
-        return compile_plan(plan, self._server.session())
+        session = self._server.session()
+        return compile_plan(plan, session, reads_local_files(session))
 
     def execute(self, plan: PlanNode, row_type: RowType) -> TableResult:
-        compiler = BatchCompiler(self._server.session())
+        session = self._server.session()
+        compiler = BatchCompiler(session, reads_local_files(session))
         df = compiler.compile(plan)
         guard = self._server.guard(_RERUN, file_tables(plan))
         return TableResult(df, row_type, guard, tuple(compiler.lookups))

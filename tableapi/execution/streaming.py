@@ -53,6 +53,7 @@ from tableapi.plan.changelog import (
 from tableapi.plan.explain import render
 from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, StreamingTableResult
+from tableapi.session import reads_local_files
 from tableapi.types import RowType
 
 
@@ -92,7 +93,10 @@ class StreamingExecutor:
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
         check_streaming(plan)
-        compiled = compile_stream(plan, self._spark(), self.options(plan))
+        spark = self._spark()
+        compiled = compile_stream(
+            plan, spark, self.options(plan), local_files=reads_local_files(spark)
+        )
         self._configure_for(compiled)
         return compiled.dataframe
 
@@ -237,7 +241,9 @@ class StreamingExecutor:
         if end:
             end.create(spark)
         try:
-            yield compile_stream(plan, spark, self.options(plan), end, sink_keys)
+            yield compile_stream(
+                plan, spark, self.options(plan), end, sink_keys, reads_local_files(spark)
+            )
         except BaseException:
             if end:
                 end.drop(spark)
