@@ -317,7 +317,9 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   /** The input row's field each call reads (-1: none, COUNT(*)). */
   int[] callArgs() {
     int[] args = new int[calls.length];
-    for (int i = 0; i < calls.length; i++) args[i] = calls[i].fn == Fn.COUNT_STAR ? -1 : calls[i].arg;
+    for (int i = 0; i < calls.length; i++) {
+      args[i] = calls[i].fn == Fn.COUNT_STAR ? -1 : calls[i].arg;
+    }
     return args;
   }
 

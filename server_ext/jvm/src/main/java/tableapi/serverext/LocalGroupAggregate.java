@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.CreateNamedStruct;
@@ -195,7 +196,7 @@ public final class LocalGroupAggregate implements Serializable {
       public InternalRow next() {
         return project.apply(rows.next());
       }
-    }, java.util.stream.IntStream.range(0, exprs.size()).toArray());
+    }, IntStream.range(0, exprs.size()).toArray());
   }
 
   /** The positions in {@code input} of {@code exprs}, or null when one is not a column. */
@@ -280,7 +281,7 @@ public final class LocalGroupAggregate implements Serializable {
     for (int i = 0; i < keyTypes.length; i++) {
       keyColumns.add(new BoundReference(at[i], keyTypes[i], true));
     }
-    UnsafeProjection keyOf = UnsafeProjection.create(seq(keyColumns));
+    UnsafeProjection keyOf = singleKey ? null : UnsafeProjection.create(seq(keyColumns));
     UnsafeProjection toUnsafe = UnsafeProjection.create(out);
     int keyAt = at[0];
     int bundleSize = agg.bundleSize();
@@ -557,21 +558,18 @@ public final class LocalGroupAggregate implements Serializable {
       SQLConf conf = SQLConf.get();
       LocalGroupAggregate fn = of(node.specJson, DataTypeUtils.fromAttributes(node.input),
           conf.sessionLocalTimeZone(), conf.datetimeJava8ApiEnabled());
-      // The union's columns by id: a projection's own expressions when the union is one (it is
-      // absorbed: the phase reads the projection's input), else the child's columns.
-      LogicalPlan read = node.child;
-      Map<ExprId, Expression> columns = new HashMap<>();
-      if (read instanceof Project p && absorbable(p, node.input)) {
-        for (NamedExpression e : CollectionConverters.asJava(p.projectList())) {
-          columns.put(e.exprId(), e instanceof Alias a ? a.child() : (Expression) e);
-        }
-        read = p.child();
-      } else {
+      // The union's columns by id: a projection's own expressions when the union is one the
+      // phase can absorb (it then reads the projection's input), else the child's columns.
+      Map<ExprId, Expression> columns = projected(node.child, node.input);
+      LogicalPlan read = columns != null ? node.child.children().apply(0) : node.child;
+      if (columns == null) {
+        columns = new HashMap<>();
         for (Attribute a : CollectionConverters.asJava(read.output())) columns.put(a.exprId(), a);
       }
+      Map<ExprId, Expression> byId = columns;
       List<Expression> reads = fn.flat(i -> {
         Attribute a = node.input.apply(i);
-        Expression e = columns.get(a.exprId());
+        Expression e = byId.get(a.exprId());
         if (e == null) throw new IllegalStateException("the union has no column " + a);
         return e;
       });
@@ -593,20 +591,21 @@ public final class LocalGroupAggregate implements Serializable {
     }
 
     /**
-     * Whether the phase can evaluate projection {@code p}'s expressions itself: every union
-     * column is one of them, and none holds a subquery (which only a projection's own operator
-     * prepares).
+     * The expressions by id of {@code plan} when it is a projection the phase can evaluate
+     * itself: every union column is one of them, and none holds a subquery (which only a
+     * projection's own operator prepares); else null.
      */
-    private static boolean absorbable(Project p, Seq<Attribute> input) {
-      Set<ExprId> made = new HashSet<>();
+    private static Map<ExprId, Expression> projected(LogicalPlan plan, Seq<Attribute> input) {
+      if (!(plan instanceof Project p)) return null;
+      Map<ExprId, Expression> columns = new HashMap<>();
       for (NamedExpression e : CollectionConverters.asJava(p.projectList())) {
-        if (SubqueryExpression$.MODULE$.hasSubquery((Expression) e)) return false;
-        made.add(e.exprId());
+        if (SubqueryExpression$.MODULE$.hasSubquery((Expression) e)) return null;
+        columns.put(e.exprId(), e instanceof Alias a ? a.child() : (Expression) e);
       }
       for (Attribute a : CollectionConverters.asJava(input)) {
-        if (!made.contains(a.exprId())) return false;
+        if (!columns.containsKey(a.exprId())) return null;
       }
-      return true;
+      return columns;
     }
 
     /** Adds the strategy to the session's extra strategies, once. */
