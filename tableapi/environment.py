@@ -453,7 +453,12 @@ def _source_of(descriptor: TableDescriptor) -> Source:
     if isinstance(opts, JdbcOptions):
         return JdbcSource(opts.source, opts.cache, opts.max_retries, opts.push_filters)
     return FileSource(
-        opts.path, opts.format, opts.reader_options, opts.op_column, opts.monitor_interval_ms
+        opts.path,
+        opts.format,
+        opts.reader_options,
+        opts.op_column,
+        opts.monitor_interval_ms,
+        opts.file_order,
     )
 
 

@@ -2,7 +2,11 @@
 Spark's readers (as a stream in streaming mode).
 
 Options: ``path`` and ``format`` (required); ``changelog.op-column`` (the column holding each
-row's kind: the table is read as a changelog); ``source.monitor-interval`` (watch the
+row's kind: the table is read as a changelog); ``changelog.file-order`` (``modification-time``,
+the default: a changelog's files are applied in the order of their modification times, to the
+nanosecond where the filesystem keeps it, and two files of one directory that tie fail the
+query, naming them; ``name``: in the order of their paths, for writers that number their
+files); ``source.monitor-interval`` (watch the
 directory for new files: the table is unbounded; without it the table is bounded, as in
 Flink); ``json.ignore-parse-errors`` / ``csv.ignore-parse-errors`` (Flink's: ``false``, the
 default, fails the query on a record that cannot be parsed, naming the file; ``true`` skips
@@ -27,15 +31,17 @@ import attrs
 
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
+from tableapi.plan.sources import FILE_ORDERS
 
 FILE_FORMATS = ("json", "csv", "parquet")
 PATH = "path"
 FORMAT = "format"
 OP_COLUMN = "changelog.op-column"
+FILE_ORDER = "changelog.file-order"
 MONITOR_INTERVAL = "source.monitor-interval"
 IGNORE_PARSE_ERRORS = "ignore-parse-errors"  # json.ignore-parse-errors, csv.ignore-parse-errors
 # Options the product itself reads; everything else is handed to Spark's reader.
-OWN_OPTIONS = frozenset({"connector", PATH, FORMAT, OP_COLUMN, MONITOR_INTERVAL})
+OWN_OPTIONS = frozenset({"connector", PATH, FORMAT, OP_COLUMN, FILE_ORDER, MONITOR_INTERVAL})
 # Formats read by a parser that can meet a malformed record (Spark's reader ``mode``).
 _PARSED_FORMATS = ("json", "csv")
 
@@ -49,6 +55,7 @@ class FilesystemOptions:
     reader_options: tuple[tuple[str, str], ...] = ()
     op_column: str | None = None
     monitor_interval_ms: int | None = None
+    file_order: str = FILE_ORDERS[0]
 
 
 def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> FilesystemOptions:
@@ -79,6 +86,16 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
             f"{MONITOR_INTERVAL} must be positive, e.g. '10 s'; leave it out for a bounded "
             "table (the files present when the query starts)."
         )
+    order = options.get(FILE_ORDER, FILE_ORDERS[0]).strip().lower()
+    if order not in FILE_ORDERS:
+        raise ValidationError(
+            f"{FILE_ORDER} must be one of {list(FILE_ORDERS)}, got {options[FILE_ORDER]!r}."
+        )
+    if FILE_ORDER in options and OP_COLUMN not in options:
+        raise ValidationError(
+            f"{FILE_ORDER} orders the files of a changelog: it needs {OP_COLUMN!r} too "
+            "(an insert-only table's rows are applied in any order)."
+        )
     prefix = fmt + "."
     passed = {
         k[len(prefix) :] if k.startswith(prefix) else k: v
@@ -96,7 +113,7 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
         skip = ignore is not None and ignore.strip().lower() == "true"
         passed["mode"] = "DROPMALFORMED" if skip else "FAILFAST"
     reader = tuple(sorted(passed.items()))
-    return FilesystemOptions(options[PATH], fmt, reader, options.get(OP_COLUMN), interval_ms)
+    return FilesystemOptions(options[PATH], fmt, reader, options.get(OP_COLUMN), interval_ms, order)
 
 
 def local_path_missing(path: str) -> bool:

@@ -21,6 +21,11 @@ from tableapi.plan.base import PlanNode
 from tableapi.schema import Schema
 from tableapi.types import RowType
 
+# ``changelog.file-order``: how a changelog's files are ordered. The first is the default:
+# modification times (nanoseconds where the filesystem keeps them; a tie fails the query);
+# "name": the files' paths, for writers that number their files.
+FILE_ORDERS = ("modification-time", "name")
+
 
 @attrs.frozen(eq=False)
 class FileSource:
@@ -35,6 +40,8 @@ class FileSource:
     # ``source.monitor-interval``: the directory is watched for new files (unbounded);
     # None: bounded, the files present when the query starts (Flink's default).
     monitor_interval_ms: int | None = None
+    # ``changelog.file-order``: "modification-time" (ties fail the query) or "name".
+    file_order: str = FILE_ORDERS[0]
 
     @property
     def bounded(self) -> bool:
