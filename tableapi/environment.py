@@ -27,6 +27,7 @@ from tableapi.descriptor import TableDescriptor
 from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
+from tableapi.functions import unknown_function
 from tableapi.plan import (
     ElementsSource,
     FileSource,
@@ -371,11 +372,7 @@ Register it with create_temporary_table().
             if isinstance(e, UnresolvedCall):
                 fn = self._functions.get(e.name.lower())
                 if fn is None:
-                    raise ValidationError(
-                        f"Unknown function {e.name!r}. Registered functions: "
-                        f"{sorted(self._functions)}; register it with "
-                        f"create_temporary_function({e.name!r}, udf(...))."
-                    )
+                    raise unknown_function(e.name, list(self._functions))
                 return fn(*e.args)
             return None
 

@@ -790,10 +790,7 @@ class UnresolvedCall(Expression):
         return UnresolvedCall(self.name, children)
 
     def type_in(self, row: RowType) -> DataType:
-        raise ValidationError(
-            f"Unknown function {self.name!r}. Register it first with "
-            f"env.create_temporary_function({self.name!r}, udf(...)), or use a built-in."
-        )
+        raise functions.unknown_function(self.name)
 
     def key(self) -> tuple[Any, ...]:
         return ("UnresolvedCall", self.name, *(a.key() for a in self.args))

@@ -357,11 +357,83 @@ _SYNONYMS = {
 }
 
 
+#: Flink 2.3's SQL built-in functions (its SQL operator table and the built-in definitions SQL
+#: resolves, as its ``SHOW FUNCTIONS`` lists them): a call of one the product lacks is named as
+#: such, not taken for an unregistered user function.
+FLINK_BUILTINS = frozenset(
+    """
+    ABS ACOS APPROX_COUNT_DISTINCT ARRAY_AGG ARRAY_APPEND ARRAY_CONCAT ARRAY_CONTAINS
+    ARRAY_DISTINCT ARRAY_EXCEPT ARRAY_INTERSECT ARRAY_JOIN ARRAY_MAX ARRAY_MIN ARRAY_POSITION
+    ARRAY_PREPEND ARRAY_REMOVE ARRAY_REVERSE ARRAY_SLICE ARRAY_SORT ARRAY_UNION ASCII ASIN ATAN
+    ATAN2 AVG BIN BITMAP_AND BITMAP_ANDNOT BITMAP_AND_AGG BITMAP_AND_CARDINALITY_AGG
+    BITMAP_BUILD BITMAP_BUILD_AGG BITMAP_BUILD_CARDINALITY_AGG BITMAP_CARDINALITY
+    BITMAP_FROM_BYTES BITMAP_OR BITMAP_OR_AGG BITMAP_OR_CARDINALITY_AGG BITMAP_TO_ARRAY
+    BITMAP_TO_BYTES BITMAP_TO_STRING BITMAP_XOR BITMAP_XOR_AGG BITMAP_XOR_CARDINALITY_AGG BTRIM
+    CARDINALITY CEIL CEILING CHARACTER_LENGTH CHAR_LENGTH CHR COALESCE COLLECT CONCAT CONCAT_WS
+    CONVERT_TZ COS COSH COT COUNT CUME_DIST CURRENT_DATABASE CURRENT_DATE CURRENT_ROW_TIMESTAMP
+    CURRENT_TIME CURRENT_TIMESTAMP CURRENT_WATERMARK DATE_FORMAT DAYOFMONTH DAYOFWEEK DAYOFYEAR
+    DECODE DEGREES DENSE_RANK E ELEMENT ELT ENCODE ENDSWITH EXP FIRST_VALUE FLOOR FROM_BASE64
+    FROM_UNIXTIME GREATEST GROUPING GROUPING_ID GROUP_ID HASH_CODE HEX HOUR IF IFNULL INET_ATON
+    INET_NTOA INITCAP INSTR IS_ALPHA IS_DECIMAL IS_DIGIT IS_JSON JSON JSON_ARRAY JSON_ARRAYAGG
+    JSON_EXISTS JSON_OBJECT JSON_OBJECTAGG JSON_QUERY JSON_QUOTE JSON_STRING JSON_UNQUOTE
+    JSON_VALUE LAG LAST_VALUE LEAD LEAST LEFT LISTAGG LN LOCALTIME LOCALTIMESTAMP LOCATE LOG
+    LOG10 LOG2 LOWER LPAD LTRIM MAP_ENTRIES MAP_FROM_ARRAYS MAP_KEYS MAP_UNION MAP_VALUES MAX
+    MD5 MIN MINUTE MOD MONTH NOW NTILE NULLIF OBJECT_OF OBJECT_UPDATE OVERLAY PARSE_JSON
+    PARSE_URL PERCENTILE PERCENT_RANK PI POWER PRINT PRINTF PROCTIME QUARTER RADIANS RAND
+    RAND_INTEGER RANK REGEXP REGEXP_COUNT REGEXP_EXTRACT REGEXP_EXTRACT_ALL REGEXP_INSTR
+    REGEXP_REPLACE REGEXP_SUBSTR REPEAT REPLACE REVERSE RIGHT ROUND ROW_NUMBER RPAD RTRIM SECOND
+    SHA1 SHA2 SHA224 SHA256 SHA384 SHA512 SIGN SIN SINH SOURCE_WATERMARK SPLIT SPLIT_INDEX SQRT
+    STARTSWITH STDDEV STDDEV_POP STDDEV_SAMP STR_TO_MAP SUBSTR SUM TAN TANH TIMESTAMPADD
+    TIMESTAMPDIFF TO_BASE64 TO_DATE TO_TIMESTAMP TO_TIMESTAMP_LTZ TRUNCATE TRY_PARSE_JSON TYPEOF
+    UNHEX UNIX_TIMESTAMP UPPER URL_DECODE URL_ENCODE UUID VARIANCE VAR_POP VAR_SAMP WEEK YEAR
+    """.split()
+)
+
+
+def unsupported_builtin(name: str) -> bool:
+    """Is ``name`` a Flink built-in function that the product does not have?
+
+    >>> unsupported_builtin("split_index"), unsupported_builtin("upper"), unsupported_builtin("f")
+    (True, False, False)
+    """
+    return name.upper() in FLINK_BUILTINS and not is_function(name)
+
+
+def unknown_function(name: str, registered: Sequence[str] | None = None) -> ValidationError:
+    """The error for a call of ``name``, neither built in nor among ``registered`` (the user
+    functions, when known): a Flink built-in the product lacks is named as one.
+
+    >>> print(unknown_function("json_value"))
+    JSON_VALUE is a Flink built-in function that this product does not support (yet); SHOW \
+FUNCTIONS lists the ones it has. To use your own: create_temporary_function('json_value', udf(...)).
+    >>> print(unknown_function("twice", ["half"]))
+    Unknown function 'twice'. Registered functions: ['half']; register it with \
+create_temporary_function('twice', udf(...)).
+    """
+    if unsupported_builtin(name):
+        return ValidationError(
+            f"{name.upper()} is a Flink built-in function that this product does not support "
+            "(yet); SHOW FUNCTIONS lists the ones it has. To use your own: "
+            f"create_temporary_function({name!r}, udf(...))."
+        )
+    if registered is None:
+        return ValidationError(
+            f"Unknown function {name!r}. Register it first with "
+            f"env.create_temporary_function({name!r}, udf(...)), or use a built-in."
+        )
+    return ValidationError(
+        f"Unknown function {name!r}. Registered functions: {sorted(registered)}; register it "
+        f"with create_temporary_function({name!r}, udf(...))."
+    )
+
+
 def lookup(name: str) -> FunctionDef:
     """The function of that name (case-insensitive); a clear error if there is none."""
     key = name.lower()
     key = _SYNONYMS.get(key, key)
     if key not in FUNCTIONS:
+        if unsupported_builtin(name):
+            raise unknown_function(name)
         public = sorted(n for n in FUNCTIONS if FUNCTIONS[n].infix is None)
         raise ValidationError(
             f"Unknown function {name!r}. Built-in functions: {', '.join(public)}. "
@@ -375,4 +447,13 @@ def is_function(name: str) -> bool:
     return _SYNONYMS.get(key, key) in FUNCTIONS
 
 
-__all__ = ["FUNCTIONS", "TIMESTAMP_3", "FunctionDef", "is_function", "lookup"]
+__all__ = [
+    "FLINK_BUILTINS",
+    "FUNCTIONS",
+    "TIMESTAMP_3",
+    "FunctionDef",
+    "is_function",
+    "lookup",
+    "unknown_function",
+    "unsupported_builtin",
+]

@@ -1211,6 +1211,12 @@ class Parser:
             if self.at_kw("DISTINCT", "ALL"):
                 distinct = self.advance().upper == "DISTINCT"
             args = self.comma_list(self.expr)
+        if name.upper() in ("FLOOR", "CEIL", "CEILING") and len(args) == 1 and self.at_kw("TO"):
+            self.refuse(
+                start,
+                f"{name.upper()}(<time> TO <unit>)",
+                f"{name.upper()}(x) of a number is.",
+            )
         self.expect_op(")")
         if self.at_kw("FILTER"):
             self.refuse(self.tok.start, "An aggregate FILTER (WHERE ...) clause")

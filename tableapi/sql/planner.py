@@ -1079,6 +1079,11 @@ class _ExprBuilder:
                 f"The group window function {name}",
                 "Aggregate with GROUP BY over columns (a regular streaming aggregation).",
             )
+        env = self.p.env
+        registered = env.function_names() if env is not None else []
+        if functions.unsupported_builtin(name) and name.lower() not in registered:
+            # before its arguments: TIMESTAMPDIFF(MINUTE, ..)'s unit is no column
+            raise p.error(e.span, str(functions.unknown_function(e.name)))
         if e.star:
             if name != "COUNT":
                 raise p.error(e.span, f"{name}(*) is not a function: COUNT(*) is.")
@@ -1099,7 +1104,6 @@ class _ExprBuilder:
             raise p.error(
                 e.span, f"DISTINCT is allowed in aggregate functions only; {name} is not one."
             )
-        env = self.p.env
         if env is not None and env.temporal_function(e.name) is not None:
             raise p.error(
                 e.span,

@@ -15,6 +15,7 @@ from tableapi import (
     call,
     col,
     lit,
+    udf,
 )
 from tableapi.errors import SqlParserError, SqlValidationError
 from tableapi.sql import syntax as S
@@ -559,6 +560,42 @@ def plan(env: TableEnvironment, sql: str) -> Table | None:
             "correlated IN subquery",
         ),
         ("INSERT INTO Orders2 SELECT * FROM Orders", SqlValidationError, 1, 1, "does not exist"),
+        # Flink built-ins the product lacks are named as such, not as unregistered functions
+        *(
+            (
+                sql,
+                SqlValidationError,
+                1,
+                column,
+                f"{name} is a Flink built-in function that this product does not support (yet)",
+            )
+            for name, sql, column in [
+                ("SPLIT_INDEX", "SELECT SPLIT_INDEX(currency, ',', 1) FROM Orders", 8),
+                ("JSON_VALUE", "SELECT JSON_VALUE(currency, '$.a') FROM Orders", 8),
+                ("LISTAGG", "SELECT amount, LISTAGG(currency) FROM Orders GROUP BY amount", 16),
+                ("CURRENT_WATERMARK", "SELECT CURRENT_WATERMARK(o_rowtime) FROM Orders", 8),
+                # the unit is not read as a column
+                (
+                    "TIMESTAMPDIFF",
+                    "SELECT TIMESTAMPDIFF(MINUTE, o_rowtime, o_rowtime) FROM Orders",
+                    8,
+                ),
+            ]
+        ),
+        (
+            "SELECT FLOOR(o_rowtime TO HOUR) FROM Orders",
+            SqlParserError,
+            1,
+            8,
+            "FLOOR(<time> TO <unit>) (at line 1, column 8) is not supported",
+        ),
+        (
+            "SELECT CEIL(o_rowtime TO DAY) FROM Orders",
+            SqlParserError,
+            1,
+            8,
+            "CEIL(<time> TO <unit>)",
+        ),
     ],
 )
 def test_malformed_statements_are_refused_with_line_and_column(
@@ -571,6 +608,22 @@ def test_malformed_statements_are_refused_with_line_and_column(
     assert message in str(info.value), str(info.value)
     assert (info.value.line, info.value.column) == (line, column), str(info.value)
     assert f"line {line}, column {column}" in str(info.value)
+
+
+def test_a_flink_built_in_the_product_lacks_is_named_in_the_table_api_too(
+    env: TableEnvironment,
+) -> None:
+    orders = env.from_path("Orders")
+    with pytest.raises(ValidationError, match=r"^SPLIT_INDEX is a Flink built-in function that"):
+        orders.select(call("SPLIT_INDEX", col("currency"), ",", 1))
+    with pytest.raises(ValidationError, match=r"^Unknown function 'my_split'\. Registered"):
+        orders.select(call("my_split", col("currency")))
+
+
+def test_a_registered_function_of_a_flink_built_ins_name_is_called(env: TableEnvironment) -> None:
+    env.create_temporary_function("split_index", udf(lambda s, d, i: s, result_type="STRING"))
+    query = env.sql_query("SELECT SPLIT_INDEX(currency, ',', 1) AS c FROM Orders")
+    assert query.column_names == ("c",)
 
 
 def test_tokens_and_spans() -> None:
