@@ -11,7 +11,9 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
                                    // spec: the new column's name), "local_aggregate" (a
                                    // two-phase aggregation's local phase; spec: the
                                    // aggregate's), "executors" (the driver's registered
-                                   // executors; spec: anything, a nonce), or "probe" (is the
+                                   // executors; spec: anything, a nonce), "file_time" (each
+                                   // row's file's modification time in nanoseconds; spec:
+                                   // {"path", "name", "table"}), or "probe" (is the
                                    // plugin there, which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
@@ -42,8 +44,8 @@ if TYPE_CHECKING:
     from server_ext.operators import OperatorSpec
 
 # 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate";
-# 5: "executors"
-WIRE_VERSION = 5
+# 5: "executors"; 6: "file_time"
+WIRE_VERSION = 6
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)
 #: The one column of the plugin's answer to a probe.

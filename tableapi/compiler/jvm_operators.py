@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import warnings
@@ -39,6 +40,7 @@ from server_ext.operators import OperatorSpec, registered
 
 __all__ = [
     "jvm_executors",
+    "jvm_file_time",
     "jvm_join",
     "jvm_local_aggregate",
     "jvm_operator",
@@ -160,6 +162,22 @@ def jvm_position(df: SqlDataFrame, column: str) -> DataFrame:
     """
     plan = cast(DataFrame, df)._plan  # (the plugin refuses a column name that is taken)
     return DataFrame(_JvmOperator(plan, "position", column), cast(SparkSession, df.sparkSession))
+
+
+def jvm_file_time(df: SqlDataFrame, path: str, column: str, table: str) -> DataFrame:
+    """``df`` plus a BIGINT ``column``: the modification time in nanoseconds of the file each
+    row came from (its ``path`` column, Spark's ``_metadata.file_path``); the query fails
+    when two files of one directory tie, naming them and ``table`` (the plugin's
+    ``file_time`` relation).
+
+    Example::
+
+        scan = spark.readStream.json(path).select("*", "_metadata.file_path")
+        timed = jvm_file_time(scan, "file_path", "__file_time", "Orders")
+    """
+    spec = json.dumps({"path": path, "name": column, "table": table})
+    plan = cast(DataFrame, df)._plan
+    return DataFrame(_JvmOperator(plan, "file_time", spec), cast(SparkSession, df.sparkSession))
 
 
 def jvm_executors(spark: SparkSession) -> list[str]:

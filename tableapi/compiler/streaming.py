@@ -31,6 +31,7 @@ from pyspark.sql.types import LongType
 from pyspark.util import PythonEvalType
 
 from server_ext.aggregate_spec import NO_PLUGIN
+from server_ext.file_times import file_times
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
@@ -39,7 +40,7 @@ from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
-from tableapi.compiler.jvm_operators import jvm_position
+from tableapi.compiler.jvm_operators import jvm_file_time, jvm_position
 from tableapi.compiler.operators import (
     WIRE_KINDS,
     TaggedUnion,
@@ -90,6 +91,7 @@ from tableapi.plan.changelog import (
     two_phase,
     update_before_needed,
 )
+from tableapi.plan.sources import FILE_ORDERS
 from tableapi.types import Field, RowType
 from tableapi.types import to_spark as spark_type
 
@@ -100,6 +102,7 @@ OP_VALUES = {"+I": 0, "I": 0, "-U": 1, "UB": 1, "+U": 2, "UA": 2, "-D": 3, "D": 
 # What a changelog scan takes of Spark's file metadata for ``__seq``, and its position column.
 _FILE_FIELDS = ("file_path", "file_modification_time", "file_block_start")
 _POSITION = "__position"
+_FILE_TIME = "__file_time"
 _OPERATOR_POSITION = "__operator_position"  # an operator's output rows, numbered
 
 
@@ -225,31 +228,49 @@ class StreamingCompiler(Compiler):
             reader = reader.option(k, v)
         df: DataFrame = reader.load(source.path)
         if op:
-            df = self._in_file_order(df, node.row_type.names, op)
+            df = self._in_file_order(df, node.row_type.names, op, node)
         return self._with_watermark(df, node)
 
-    def _in_file_order(self, df: DataFrame, names: Sequence[str], op: str) -> DataFrame:
+    def _in_file_order(self, df: DataFrame, names: Sequence[str], op: str, node: Scan) -> DataFrame:
         """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
-        table, as sortable text: the file's modification time (zero-padded micros: the order
-        Spark lists new files in), its path (file times are coarse kernel ticks: files
-        written together tie; the path, not the name, so that files of two tables that tie
-        are taken in the same order in every run, as a replay after a crash must), the start
-        of the file split, and the row's position in its task's reading order (a task reads
-        a split from start to end; nothing else in Spark keeps that order: a sort that
-        spills merges equal keys in any order)."""
+        table, as sortable text: its file's modification time in nanoseconds (Spark's own
+        has milliseconds, which files written back to back share: ``file_time``, which fails
+        the query on a tie within a directory), or zeros with ``changelog.file-order`` =
+        ``name``; its path (the path, not the name, so that files of two tables that tie are
+        taken in the same order in every run, as a replay after a crash must); the start of
+        the file split; and the row's position in its task's reading order (a task reads a
+        split from start to end; nothing else in Spark keeps that order: a sort that spills
+        merges equal keys in any order)."""
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
         df = self._positions(df, _POSITION, ref("__file_block_start"))
-        micros = F.unix_micros(ref("__file_modification_time")).cast("string")
+        source = node.source
+        assert isinstance(source, FileSource)
+        if source.file_order == FILE_ORDERS[0]:
+            df = self._file_times(df, node.table_name)
+            time = ref(_FILE_TIME).cast("string")
+        else:  # "name": the path alone orders the files
+            time = F.lit("0")
         seq = F.concat_ws(
             "/",
-            F.lpad(micros, 20, "0"),
+            F.lpad(time, 20, "0"),
             ref("__file_path"),
             F.lpad(ref("__file_block_start").cast("string"), 20, "0"),
             F.lpad(ref(_POSITION).cast("string"), 20, "0"),
         )
         kind = _kind_of(ref(op), op, ref("__file_path"))
         return df.select(*(ref(n) for n in names), kind, seq.alias(SEQ))
+
+    def _file_times(self, df: DataFrame, table: str) -> DataFrame:
+        """``df`` plus ``__file_time``: its rows' files' modification times in nanoseconds
+        (the plugin's ``file_time`` relation; without the plugin its pandas UDF twin)."""
+        if self.options.jvm_plugin is not False:
+            return jvm_file_time(df, "__file_path", _FILE_TIME, table)
+        times = UserDefinedFunction(
+            file_times, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
+        )
+        micros = F.unix_micros(ref("__file_modification_time"))
+        return df.select("*", times(ref("__file_path"), micros, F.lit(table)).alias(_FILE_TIME))
 
     def _positions(self, df: DataFrame, name: str, any_column: SparkColumn) -> DataFrame:
         """``df`` plus ``name``: its rows numbered in the order each task reads or makes them

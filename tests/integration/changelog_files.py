@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +34,9 @@ class ChangelogTable:
     The table is watched for new files (``source.monitor-interval``) unless ``bounded``:
     then a streaming query reads the files present at its start and ends with them.
     ``append`` writes one new file per call (atomically: Spark must never see half a file)
-    and applies the same changes to ``rows``, the table's current contents, in Python.
+    and applies the same changes to ``rows``, the table's current contents, in Python. Its
+    files are numbered in order unless ``random_names`` (as most writers name them: then
+    only their modification times order them); ``file_order`` sets ``changelog.file-order``.
     """
 
     def __init__(
@@ -47,8 +50,11 @@ class ChangelogTable:
         watermark: tuple[str, str] | None = None,  # (rowtime column, SQL expression)
         computed: Sequence[tuple[str, str]] = (),  # (name, SQL expression)
         bounded: bool = False,
+        random_names: bool = False,
+        file_order: str | None = None,
     ) -> None:
         self.name = name
+        self.random_names = random_names
         self.names = [n for n, _ in columns]
         self.path = root / name
         self.path.mkdir(parents=True, exist_ok=True)
@@ -73,6 +79,8 @@ class ChangelogTable:
         )
         if op_column:
             descriptor.option("changelog.op-column", op_column)
+        if file_order:
+            descriptor.option("changelog.file-order", file_order)
         if not bounded:
             descriptor.option("source.monitor-interval", "100 ms")
         env.create_temporary_table(name, descriptor.build())
@@ -97,7 +105,8 @@ class ChangelogTable:
                     raise ValueError(f"{self.name}: {op} of a row that is not there: {row}")
                 self.rows[tuple(row)] -= 1
         self._files += 1
-        final = self.path / f"part-{self._files:05d}.json"
+        part = uuid.uuid4().hex if self.random_names else f"{self._files:05d}"
+        final = self.path / f"part-{part}.json"
         hidden = self.path / f".{final.name}.tmp"  # Spark ignores names starting with '.'
         hidden.write_text("\n".join(lines) + "\n")
         os.chmod(hidden, 0o666)
@@ -105,3 +114,16 @@ class ChangelogTable:
 
     def current(self) -> list[tuple[Any, ...]]:
         return list(self.rows.elements())
+
+
+def applied(changelog: Sequence[tuple[str, tuple[Any, ...]]]) -> Counter[tuple[Any, ...]]:
+    """The changelog (``(kind, row)`` pairs) applied in order; a retraction of a row that is
+    not there fails the test, naming it."""
+    rows: Counter[tuple[Any, ...]] = Counter()
+    for i, (kind, row) in enumerate(changelog):
+        if kind in ("+I", "+U"):
+            rows[row] += 1
+        else:
+            assert rows[row] > 0, f"change {i} {kind}{list(row)} retracts a row not there"
+            rows[row] -= 1
+    return +rows

@@ -39,10 +39,11 @@ import scala.jdk.javaapi.CollectionConverters;
  *        .flatMapGroupsWithState(JoinFunction, Append, BINARY, row(output), timeout)
  * </pre>
  *
- * with one binary state value per key, and the timeout its {@link Operator} asks for. Four
+ * with one binary state value per key, and the timeout its {@link Operator} asks for. Five
  * relations are not grouped operators: {@code probe} (is the plugin there, which wire
  * version?), {@code executors} (the driver's registered executors, {@link #executors}),
- * {@code position} (numbers a scan's rows in reading order, {@link Positions}) and
+ * {@code position} (numbers a scan's rows in reading order, {@link Positions}), {@code
+ * file_time} (each row's file's modification time in nanoseconds, {@link FileTimes}) and
  * {@code local_aggregate} (a two-phase aggregation's local phase, {@link
  * LocalGroupAggregate}).
  * Relations of other type URLs are left to other plugins.
@@ -70,6 +71,10 @@ public class OperatorPlugin implements RelationPlugin {
       case "position" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
         yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
+      }
+      case "file_time" -> {
+        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
+        yield Optional.of(FileTimes.withFileTime(input, request.specJson()).logicalPlan());
       }
       case "local_aggregate" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));

@@ -41,7 +41,7 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
   // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate; 5: executors
-  public static final int VERSION = 5;
+  public static final int VERSION = 6;
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 
