@@ -13,7 +13,10 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
                                    // aggregate's), "executors" (the driver's registered
                                    // executors; spec: anything, a nonce), "file_time" (each
                                    // row's file's modification time in nanoseconds; spec:
-                                   // {"path", "name", "table"}), or "probe" (is the
+                                   // {"path", "name", "table"}),
+                                   // "unseen_retractions" (the retractions of rows
+                                   // without state the driver's JVM dropped; spec: a
+                                   // nonce), or "probe" (is the
                                    // plugin there, which version?)
       Relation input        = 3;   // the tagged union of server_ext/joins/spec.py (a
                                    // union of insert-only inputs may leave out __kind
@@ -44,7 +47,7 @@ if TYPE_CHECKING:
     from server_ext.operators import OperatorSpec
 
 # 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate";
-# 5: "executors"; 6: "file_time"
+# 5: "executors"; 6: "file_time", "unseen_retractions"
 WIRE_VERSION = 6
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)

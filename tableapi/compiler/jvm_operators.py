@@ -47,6 +47,7 @@ __all__ = [
     "jvm_operators_available",
     "jvm_plugin_on_server",
     "jvm_position",
+    "jvm_unseen_retractions",
 ]
 
 # session_id -> does its server run the plugin (asked once per session).
@@ -219,6 +220,20 @@ def jvm_operators_available(spark: SparkSession) -> bool:
             return False
         raise
     return schema.names == [wire.PROBE_COLUMN]
+
+
+def jvm_unseen_retractions(spark: SparkSession) -> dict[str, int]:
+    """How many retractions of rows they held no state for the JVM operators of the
+    server's driver JVM (all of them on a local master) have dropped, by operator kind
+    (``join``, ``aggregate``); the server's log warns of them too.
+
+    Example::
+
+        before = jvm_unseen_retractions(spark).get("aggregate", 0)
+    """
+    nonce = str(time.time_ns())  # a new relation each call: a cached plan would be stale
+    rows = DataFrame(_JvmOperator(None, "unseen_retractions", nonce), spark).collect()
+    return {row[0]: int(row[1]) for row in rows}
 
 
 def jvm_plugin_on_server(spark: SparkSession, for_operators: bool = True) -> bool:

@@ -665,7 +665,10 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       boolean add = Rows.accumulates(union.kind(r));
       boolean first = accs == null;
       if (first) {
-        if (!add) continue; // no state for a retraction: dropped, as Flink's
+        if (!add) { // no state for a retraction: dropped, as Flink's (counted)
+          UnseenRetractions.dropped("aggregate", key);
+          continue;
+        }
         accs = new Accs();
       }
       accs.apply(union.fields(r, width), add);
@@ -705,7 +708,10 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     int from = 0;
     boolean first = accs == null;
     if (first) {
-      while (from < rows.size() && !Rows.accumulates(union.kind(rows.get(from)))) from++;
+      while (from < rows.size() && !Rows.accumulates(union.kind(rows.get(from)))) {
+        UnseenRetractions.dropped("aggregate", key);
+        from++;
+      }
       if (from == rows.size()) return null;
       accs = new Accs();
     }

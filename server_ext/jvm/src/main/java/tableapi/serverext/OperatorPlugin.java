@@ -68,6 +68,7 @@ public class OperatorPlugin implements RelationPlugin {
       case "probe" -> Optional.of(session.range(1).selectExpr("1 AS " + Wire.PROBE_COLUMN)
           .logicalPlan());
       case "executors" -> Optional.of(executors(session).logicalPlan());
+      case "unseen_retractions" -> Optional.of(unseenRetractions(session).logicalPlan());
       case "position" -> {
         Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
         yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
@@ -101,6 +102,20 @@ public class OperatorPlugin implements RelationPlugin {
       rows.add(RowFactory.create(id));
     }
     StructType schema = new StructType().add("executor_id", DataTypes.StringType, false);
+    return session.createDataFrame(rows, schema);
+  }
+
+  /**
+   * One row ({@code operator}, {@code dropped}) per operator kind that dropped retractions of
+   * rows it held no state for in the driver's JVM ({@link UnseenRetractions}): every operator
+   * on a local master. Read when planned, as {@link #executors}.
+   */
+  static Dataset<Row> unseenRetractions(SparkSession session) {
+    List<Row> rows = new ArrayList<>();
+    UnseenRetractions.counts().forEach((k, v) -> rows.add(RowFactory.create(k, v)));
+    StructType schema = new StructType()
+        .add("operator", DataTypes.StringType, false)
+        .add("dropped", DataTypes.LongType, false);
     return session.createDataFrame(rows, schema);
   }
 

@@ -81,11 +81,17 @@ final class SideView {
     rows.put(key, new Entry(row, 1, assoc, now)); // a present key keeps its place
   }
 
-  /** Flink's {@code retractRecord}: by unique key, or one copy of the row; absent is a no-op. */
+  /**
+   * Flink's {@code retractRecord}: by unique key, or one copy of the row; absent is a no-op
+   * (counted: {@link UnseenRetractions}).
+   */
   void retract(Map<Object, Entry> rows, Object[] row, long now) {
     Object key = keyOf(row);
     Entry e = rows.get(key);
-    if (e == null) return;
+    if (e == null) {
+      UnseenRetractions.dropped("join", java.util.Arrays.toString(row));
+      return;
+    }
     if (e.count > 1) {
       e.count -= 1;
       e.written = now;
