@@ -48,7 +48,7 @@ from tableapi.plan.changelog import StreamingOptions, check_streaming
 from tableapi.plan.lookup import lookup_table_scan
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan
-from tableapi.types import RowType, TimeKind
+from tableapi.types import RowType, TimeKind, implicit_cast
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -709,12 +709,7 @@ class Table:
         sink = self._env.descriptor(table_path)
         physical = sink.table_schema.physical_row_type
         source = self.row_type
-        if len(source) != len(physical):
-            raise ValidationError(
-                f"Cannot insert [{', '.join(source.names)}] into {table_path!r}: the sink's "
-                f"physical columns are [{', '.join(physical.names)}] (computed columns are not "
-                "written). Select exactly those, in that order."
-            )
+        check_sink_columns(table_path, source, physical)
         projected = self.select(
             *(
                 Column(s.name).cast(p.type.plain()).alias(p.name)
@@ -741,6 +736,57 @@ def _sink_of(name: str, table: TableDescriptor, row_type: RowType, overwrite: bo
     if isinstance(opts, JdbcOptions):
         return JdbcSink(name, row_type, table.table_schema.primary_key, opts)
     return FileSink(name, table.path, table.format, row_type)
+
+
+def check_sink_columns(table_path: str, query: RowType, sink: RowType) -> None:
+    """Refuse an insert of ``query``'s columns into ``sink``'s physical columns (by position)
+    when their number differs or a column's type has no implicit cast to the sink's (Flink's
+    check and message, when the statement is planned); the allowed casts are inserted by
+    ``execute_insert``.
+
+    >>> from tableapi.types import INT, STRING
+    >>> check_sink_columns("Out", RowType.of(("k", STRING)), RowType.of(("n", INT)))
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: Column types of query result and sink for \
+'default_catalog.default_database.Out' do not match.
+    Cause: Incompatible types for sink column 'n' at position 1.
+    <BLANKLINE>
+    Query schema: [k: STRING]
+    Sink schema:  [n: INT]
+    <BLANKLINE>
+    Cast the query's column to the sink's type, e.g. CAST(k AS INT), or change the sink \
+column's type.
+    """
+    if len(query) == len(sink):
+        bad = [
+            (i, q, s)
+            for i, (q, s) in enumerate(zip(query, sink, strict=True))
+            if not implicit_cast(q.type, s.type)
+        ]
+        if not bad:
+            return
+        i, q, s = bad[0]
+        cause = f"Incompatible types for sink column '{s.name}' at position {i + 1}."
+        fix = (
+            f"Cast the query's column to the sink's type, e.g. CAST({q.name} AS "
+            f"{s.type.plain().with_nullable(True)}), or change the sink column's type."
+        )
+    else:
+        cause = "Different number of columns."
+        fix = (
+            "Select the sink's physical columns, in its order (computed columns are not "
+            "written), or name the columns written: INSERT INTO t (a, b) SELECT .."
+        )
+    path = table_path if "." in table_path else f"default_catalog.default_database.{table_path}"
+
+    def schema(row: RowType) -> str:
+        return "[" + ", ".join(f"{f.name}: {f.type}" for f in row) + "]"
+
+    raise ValidationError(
+        f"Column types of query result and sink for '{path}' do not match.\nCause: {cause}"
+        f"\n\nQuery schema: {schema(query)}\nSink schema:  {schema(sink)}\n\n{fix}"
+    )
 
 
 @attrs.frozen(eq=False)
@@ -837,4 +883,4 @@ def _names(
     return tuple(e.output_name or f"{prefix}{i}" for i, e in enumerate(exprs))
 
 
-__all__ = ["JOIN_HINTS", "GroupedTable", "Table", "and_"]
+__all__ = ["JOIN_HINTS", "GroupedTable", "Table", "and_", "check_sink_columns"]

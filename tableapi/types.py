@@ -275,6 +275,30 @@ def common_type(left: DataType, right: DataType) -> DataType | None:
     return None
 
 
+def implicit_cast(source: DataType, target: DataType) -> bool:
+    """Does Flink cast a query column of type ``source`` to a sink column of type ``target``
+    (INSERT), rather than refuse the statement? Numbers widen (any number to DECIMAL or
+    DOUBLE, not DOUBLE to FLOAT, no number to a narrower integer), a TIMESTAMP goes to DATE or
+    TIMESTAMP_LTZ and back, a DECIMAL or timestamp to any precision; no other family changes
+    (Flink 2.3, measured on every pair of its types).
+
+    >>> implicit_cast(INT, BIGINT), implicit_cast(BIGINT, INT), implicit_cast(STRING, INT)
+    (True, False, False)
+    >>> implicit_cast(TIMESTAMP_3, DATE), implicit_cast(DATE, TIMESTAMP_3)
+    (True, False)
+    """
+    s, t = source.name, target.name
+    if s == t or s == "NULL":
+        return True
+    if source.is_numeric and target.is_numeric:
+        if target.is_integral:
+            return source.is_integral and NUMERIC_ORDER.index(s) <= NUMERIC_ORDER.index(t)
+        return not (s == "DOUBLE" and t == "FLOAT")
+    if s == "TIMESTAMP":
+        return t in ("DATE", "TIMESTAMP_LTZ")
+    return s == "TIMESTAMP_LTZ" and t == "TIMESTAMP"
+
+
 MAX_DECIMAL_PRECISION = 38
 # The digits of an integral type as a DECIMAL (Flink's and Calcite's: BIGINT is 19, not 20).
 _INTEGRAL_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}

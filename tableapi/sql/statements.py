@@ -40,6 +40,7 @@ from tableapi.schema import ComputedColumn, Schema
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import parse_query, parse_statement
 from tableapi.sql.planner import Relation, Scope, SqlPlanner
+from tableapi.table import check_sink_columns
 from tableapi.types import DataType, Field, RowType, TimeKind
 
 if TYPE_CHECKING:
@@ -203,14 +204,7 @@ class _Runner:
             table = self.target_columns(table, name, stmt)
         physical = self.env.descriptor(name).table_schema.physical_row_type
         with self.planner.at(stmt.span):
-            if len(table.column_names) != len(physical):
-                raise ValidationError(
-                    f"Column types of query result and sink for "
-                    f"'default_catalog.default_database.{name}' do not match: the query has "
-                    f"{len(table.column_names)} columns [{', '.join(table.column_names)}], the "
-                    f"sink's physical columns are [{', '.join(physical.names)}] (computed "
-                    "columns are not written)."
-                )
+            check_sink_columns(name, table.row_type, physical)
             table.explain()  # the plan is valid in this mode (streaming checks included)
 
         def run() -> TableResult:
@@ -580,11 +574,7 @@ class StatementSet:
             raise ValidationError("No INSERT in this statement set: add_insert_sql() first.")
         for name, table, _, _ in self._inserts:  # plan every insert before any runs
             physical = self._env.descriptor(name).table_schema.physical_row_type
-            if len(table.column_names) != len(physical):
-                raise ValidationError(
-                    f"Cannot insert [{', '.join(table.column_names)}] into {name!r}: its "
-                    f"physical columns are [{', '.join(physical.names)}]."
-                )
+            check_sink_columns(name, table.row_type, physical)
             table.explain()
         results = [t.execute_insert(n, overwrite=o) for n, t, o, _ in self._inserts]
         return StatementSetResult(results, [n for n, _, _, _ in self._inserts])

@@ -5,11 +5,13 @@ every result checked against plain Python (streaming ones change by change)."""
 from __future__ import annotations
 
 import contextlib
+import decimal
 import json
 import sqlite3
 from pathlib import Path
 
 from tableapi import TableEnvironment, col
+from tableapi.types import DataType
 from tests.integration.test_sql_seeds import changelog, files, final, write
 from tests.reference import as_bag
 
@@ -213,3 +215,22 @@ def test_sql_and_the_table_api_both_ways(env: TableEnvironment, shared_dir: Path
     joined = eur.join(env.from_path("Products"), col("product_id") == col("id"))
     got = joined.select(col("order_id"), col("name")).execute().collect()
     assert as_bag(tuple(r) for r in got) == as_bag([(1, "pen"), (3, "pen")])
+
+
+def test_insert_casts_where_flink_does(env: TableEnvironment, shared_dir: Path) -> None:
+    """The sink's types are Flink's implicit casts of the query's: INT into BIGINT, DECIMAL and
+    DOUBLE columns arrives as those types' values (a STRING into an INT column is refused when
+    planned: tests/unit/test_sql.py)."""
+    register(env, shared_dir)
+    out = shared_dir / "wide"
+    out.mkdir()
+    out.chmod(0o777)
+    env.execute_sql(
+        f"CREATE TABLE Wide (id BIGINT, a BIGINT, d DECIMAL(10, 2), f DOUBLE) WITH ({files(out)})"
+    )
+    env.execute_sql("INSERT INTO Wide SELECT order_id, amount, amount, amount FROM Orders").wait()
+    back = env.execute_sql("SELECT * FROM Wide").collect()
+    assert as_bag(tuple(r) for r in back) == as_bag(
+        [(o[0], o[2], decimal.Decimal(f"{o[2]}.00"), float(o[2])) for o in ORDERS]
+    )
+    assert env.from_path("Wide").row_type.field("d").type == DataType.parse("DECIMAL(10, 2)")

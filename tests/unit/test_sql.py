@@ -416,6 +416,42 @@ def test_sql_and_the_table_api_mix(env: TableEnvironment) -> None:
     assert joined.column_names[:3] == ("id", "name", "order_id")
 
 
+def test_a_sink_column_of_another_type_is_refused_when_planned(env: TableEnvironment) -> None:
+    env.execute_sql("CREATE TABLE Counts (n INT, label STRING) WITH ('connector' = 'print')")
+    with pytest.raises(SqlValidationError) as info:
+        plan(env, "INSERT INTO Counts SELECT currency, currency FROM Orders")
+    assert str(info.value) == (
+        "SQL validation failed. From line 1, column 1 to line 1, column 56: Column types of "
+        "query result and sink for 'default_catalog.default_database.Counts' do not match.\n"
+        "Cause: Incompatible types for sink column 'n' at position 1.\n\n"
+        "Query schema: [currency: STRING, currency0: STRING]\n"
+        "Sink schema:  [n: INT, label: STRING]\n\n"
+        "Cast the query's column to the sink's type, e.g. CAST(currency AS INT), or change the "
+        "sink column's type."
+    )
+    # a narrowing Flink does not do implicitly either; the Table API and statement sets too
+    with pytest.raises(SqlValidationError, match=r"sink column 'n' at position 1"):
+        plan(env, "INSERT INTO Counts SELECT order_id, currency FROM Orders")
+    orders = env.from_path("Orders")
+    with pytest.raises(ValidationError, match=r"Query schema: \[order_id: BIGINT NOT NULL, "):
+        orders.select(col("order_id"), col("currency")).execute_insert("Counts")
+    statements = env.create_statement_set()
+    statements.add_insert("Counts", orders.select(col("currency"), col("currency").alias("c")))
+    with pytest.raises(ValidationError, match=r"Incompatible types for sink column 'n'"):
+        statements.execute()
+    with pytest.raises(SqlValidationError, match=r"Cause: Different number of columns\."):
+        plan(env, "INSERT INTO Counts SELECT amount FROM Orders")
+
+
+def test_a_sink_column_flink_casts_to_takes_the_query_column(env: TableEnvironment) -> None:
+    env.execute_sql(
+        "CREATE TABLE Wide (a BIGINT, d DECIMAL(10, 2), f DOUBLE, day DATE) "
+        "WITH ('connector' = 'print')"
+    )
+    plan(env, "INSERT INTO Wide SELECT amount, amount, amount, o_rowtime FROM Orders")
+    plan(env, "INSERT INTO Wide (day, a) SELECT o_rowtime, amount FROM Orders")
+
+
 def test_insert_and_statement_sets_plan_before_anything_runs(env: TableEnvironment) -> None:
     text = env.execute_sql(
         "EXPLAIN INSERT INTO Out SELECT o.order_id, p.name FROM Orders o JOIN Product p "
