@@ -628,9 +628,11 @@ class Table:
         """
         return self._env.optimize(self._plan)
 
-    def explain(self, physical: bool = False) -> str:
+    def explain(self, physical: bool = False, *, sink: str | None = None) -> str:
         """The logical and optimized plans, Flink style; with ``physical=True`` also Spark's
-        physical plan (needs the server).
+        physical plan (needs the server). ``sink``: as an insert into that catalog table
+        runs them (an upsert sink, a ``jdbc`` table with a primary key, takes no -U rows:
+        ``changelogMode=[I,UA,D]`` where the upsert key is within its key).
 
         >>> print(products.where(col("price") > 10).explain())  # doctest: +ELLIPSIS
         == Abstract Syntax Tree ==
@@ -650,7 +652,7 @@ class Table:
             plan_explain.render(self._plan, optimized=False),
             "",
             "== Optimized Physical Plan ==",
-            plan_explain.render(opt.plan, True, streaming),
+            plan_explain.render(opt.plan, True, streaming, _upsert_keys(self._env, sink)),
         ]
         if opt.notes:
             parts += ["", "== Planner Notes ==", *opt.notes]
@@ -718,6 +720,16 @@ class Table:
         )
         target = _sink_of(table_path, sink, physical, overwrite)
         return self._env.executor.insert(projected.optimized().plan, target, overwrite)
+
+
+def _upsert_keys(env: TableContext, sink: str | None) -> tuple[str, ...] | None:
+    """The key an insert into ``sink`` upserts by (a ``jdbc`` table's primary key), or None
+    (a result, or a sink that takes the whole changelog)."""
+    if sink is None:
+        return None
+    table = env.descriptor(sink)
+    key = table.table_schema.primary_key
+    return tuple(key) if isinstance(table.connector_options, JdbcOptions) and key else None
 
 
 def _sink_of(name: str, table: TableDescriptor, row_type: RowType, overwrite: bool) -> Sink:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from tableapi.expressions import Call
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import (
+    ChangelogMode,
     JoinStrategy,
     StateBackend,
     StreamingOptions,
@@ -26,6 +27,7 @@ from tableapi.plan.changelog import (
     state_backend,
     state_ttl_ms,
     two_phase,
+    update_before_needed,
 )
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
 from tableapi.plan.lookup import LookupJoin
@@ -248,10 +250,13 @@ def _temporal_join(node: TemporalJoin) -> str:
     return f"TemporalJoin({', '.join(parts)})"
 
 
-def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend) -> str:
+def _streaming(
+    node: PlanNode, options: StreamingOptions, backend: StateBackend, update_before: bool
+) -> str:
     """The optimized node's text plus what streaming adds: the join operator, the tier and
     state backend it runs on, state TTL and the changelog mode (Flink's
-    ``changelogMode=[...]``)."""
+    ``changelogMode=[...]``: ``[I,UA,D]`` where no consumer needs the node's -U rows, as
+    for an upsert sink keyed by its upsert key)."""
     text = _optimized(node)
     extra = []
 
@@ -295,7 +300,10 @@ def _streaming(node: PlanNode, options: StreamingOptions, backend: StateBackend)
             extra.append(f"miniBatch=[{options.mini_batch_ms} ms]")
         if two_phase(node, options):
             text, local = _two_phases(node)
-    extra.append(f"changelogMode=[{changelog_mode(node)}]")
+    mode = changelog_mode(node)
+    if mode is ChangelogMode.ALL and not update_before:
+        mode = ChangelogMode.UPSERT
+    extra.append(f"changelogMode=[{mode}]")
     text = text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
     return text if local is None else f"{text}\n{local}"
 
@@ -320,18 +328,25 @@ def _two_phases(node: Aggregate | Distinct) -> tuple[str, str]:
     )
 
 
-def render(node: PlanNode, optimized: bool, streaming: StreamingOptions | None = None) -> str:
+def render(
+    node: PlanNode,
+    optimized: bool,
+    streaming: StreamingOptions | None = None,
+    sink_keys: tuple[str, ...] | None = None,
+) -> str:
     """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
     optimized plan also shows changelog modes, join operators, their tier and state backend,
-    and state TTLs."""
+    and state TTLs; ``sink_keys``: the plan feeds an upsert sink keyed by them (its -U rows
+    are dropped where the upsert key is within them)."""
     lines: list[str] = []
     describe: Callable[[PlanNode], str]
     if optimized and streaming is not None:
         options = streaming
         backend = state_backend(node, options)  # one per query
+        needed = update_before_needed(node, sink_keys)
 
         def describe(n: PlanNode) -> str:
-            return _streaming(n, options, backend)
+            return _streaming(n, options, backend, needed.get(id(n), True))
 
     else:
         describe = _optimized if optimized else _logical

@@ -465,7 +465,7 @@ class _Runner:
             if ins.columns:
                 table = self.target_columns(table, name, ins)
             with self.planner.at(ins.span):
-                texts.append(_sink_explain(table.explain(), name, table.column_names))
+                texts.append(_sink_explain(table.explain(sink=name), name, table.column_names))
         return "\n\n".join(texts)
 
 
@@ -565,7 +565,8 @@ class StatementSet:
     def explain(self) -> str:
         """The plans of the inserts, each under its sink."""
         return "\n\n".join(
-            _sink_explain(t.explain(), name, t.column_names) for name, t, _, _ in self._inserts
+            _sink_explain(t.explain(sink=name), name, t.column_names)
+            for name, t, _, _ in self._inserts
         )
 
     def execute(self) -> TableResult:

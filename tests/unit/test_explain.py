@@ -298,3 +298,35 @@ def test_in_table_explains_as_a_semi_join(orders, product):
 def test_explain_never_connects(orders, product):
     orders.join(product, col("product_id") == col("id")).explain()
     assert orders._env._spark is None
+
+
+def test_an_upsert_sink_shows_the_nodes_whose_update_before_rows_are_dropped() -> None:
+    """Flink's update-kind inference in explain: an aggregate feeding a jdbc sink keyed by
+    its group key emits no -U rows (``[I,UA,D]``); the same query as a result does
+    (``[I,UB,UA,D]``)."""
+    from tableapi import TableEnvironment
+
+    env = TableEnvironment.create(mode="streaming")
+    env.execute_sql(
+        "CREATE TABLE T (k STRING, v INT) WITH ('connector' = 'filesystem', "
+        "'path' = '/nonexistent/t', 'format' = 'json', 'changelog.op-column' = 'op')"
+    )
+    env.execute_sql(
+        "CREATE TABLE Keyed (k STRING NOT NULL, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH "
+        "('connector' = 'jdbc', 'url' = 'jdbc:sqlite:/nonexistent/out.db', 'table-name' = 'out')"
+    )
+    query = "SELECT k, COUNT(*) AS n FROM T GROUP BY k"
+
+    def aggregate_line(text: str) -> str:
+        plan = sections(text)["Optimized Physical Plan"]
+        return next(line for line in plan if "GroupAggregate(" in line)
+
+    keyed = str(env.execute_sql(f"EXPLAIN INSERT INTO Keyed {query}").collect()[0][0])
+    assert "changelogMode=[I,UA,D]" in aggregate_line(keyed)
+    # the scan still retracts: the aggregate needs its -U rows
+    assert "changelogMode=[I,UB,UA,D]" in next(
+        line for line in sections(keyed)["Optimized Physical Plan"] if "TableSourceScan" in line
+    )
+    assert "changelogMode=[I,UB,UA,D]" in aggregate_line(env.sql_query(query).explain())
+    plain = env.sql_query(query).explain(sink="Keyed")
+    assert "changelogMode=[I,UA,D]" in aggregate_line(plain)
