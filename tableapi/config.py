@@ -42,6 +42,10 @@ CHECKPOINT_DIR = "execution.checkpointing.dir"
 #: which its first checkpoint fixes (a resumed query keeps them).
 DEFAULT_PARALLELISM = "table.exec.resource.default-parallelism"
 PIPELINE_NAME = "pipeline.name"
+#: Flink's: which mode the next statements run in (``streaming`` or ``batch``); the
+#: environment's own mode (``TableEnvironment.create(mode=..)``) when unset.
+RUNTIME_MODE = "execution.runtime-mode"
+RUNTIME_MODES = ("streaming", "batch")
 
 _NO_LIMIT = 1 << 30
 
@@ -111,6 +115,8 @@ class TableConfig:
             self.parallelism()
         elif key == AGG_PHASE_STRATEGY:
             self.agg_phase_strategy()
+        elif key == RUNTIME_MODE:
+            self.runtime_mode("streaming")
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """The option's value, or ``default``.
@@ -236,6 +242,31 @@ class TableConfig:
                 f"default), got {value!r}."
             )
         return int(value)
+
+    def runtime_mode(self, default: str) -> str:
+        """``execution.runtime-mode`` (any case, as Flink): ``streaming`` or ``batch``;
+        ``default`` when unset. Flink's ``automatic`` (a DataStream program's mode chosen by
+        its sources' boundedness) is refused, as any other value.
+
+        >>> TableConfig().set(RUNTIME_MODE, "BATCH").runtime_mode("streaming")
+        'batch'
+        >>> TableConfig().set(RUNTIME_MODE, "automatic")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Could not parse value 'automatic' for key \
+'execution.runtime-mode': a table environment runs 'streaming' or 'batch'...
+        """
+        value = self._values.get(RUNTIME_MODE)
+        if value is None:
+            return default
+        mode = value.strip().lower()
+        if mode not in RUNTIME_MODES:
+            raise ValidationError(
+                f"Could not parse value {value!r} for key {RUNTIME_MODE!r}: a table environment "
+                f"runs 'streaming' or 'batch' (SET '{RUNTIME_MODE}' = 'batch': the next "
+                "statements run in batch mode)."
+            )
+        return mode
 
     def operator_tier(self) -> OperatorTier:
         """``table.exec.operator.tier``: where server_ext's stateful operators run: ``jvm``

@@ -67,7 +67,7 @@ class TableEnvironment:
     def __init__(self, mode: str, remote: str | None, master: str) -> None:
         if mode not in MODES:
             raise ValidationError(f"Unknown mode {mode!r}; use one of {list(MODES)}.")
-        self.mode = mode
+        self._mode = mode
         self.config = TableConfig()
         self._remote = remote
         self._master = master
@@ -76,8 +76,8 @@ class TableEnvironment:
         self._tables: dict[str, TableDescriptor | Table] = {}
         self._functions: dict[str, UserFunction] = {}
         self._temporal_functions: dict[str, TemporalTableFunction] = {}
-        server = Server(lambda: self.spark, lambda: session.redacted(self._url or "?"))
-        self._executor = executor_for(mode, server, self.config)
+        self._server = Server(lambda: self.spark, lambda: session.redacted(self._url or "?"))
+        self._executors = {mode: executor_for(mode, self._server, self.config)}
 
     @classmethod
     def create(
@@ -90,6 +90,24 @@ class TableEnvironment:
         'streaming'
         """
         return cls(mode, remote, master)
+
+    @property
+    def mode(self) -> str:
+        """``'batch'`` or ``'streaming'``: the mode given to :meth:`create`, unless
+        ``execution.runtime-mode`` is set (SQL's ``SET``, as in Flink's SQL client: the next
+        statements run in that mode; ``RESET`` returns to the environment's own).
+
+        >>> scratch = TableEnvironment.create(mode="streaming")
+        >>> scratch.execute_sql("SET 'execution.runtime-mode' = 'batch'").collect()
+        [+I[OK]]
+        >>> scratch.mode, type(scratch.executor).__name__
+        ('batch', 'BatchExecutor')
+        >>> scratch.execute_sql("RESET 'execution.runtime-mode'").collect()
+        [+I[OK]]
+        >>> scratch.mode
+        'streaming'
+        """
+        return self.config.runtime_mode(self._mode)
 
     @property
     def remote(self) -> str | None:
@@ -436,7 +454,10 @@ Register it with create_temporary_table().
         >>> type(env.executor).__name__, type(senv.executor).__name__
         ('BatchExecutor', 'StreamingExecutor')
         """
-        return self._executor
+        mode = self.mode
+        if mode not in self._executors:
+            self._executors[mode] = executor_for(mode, self._server, self.config)
+        return self._executors[mode]
 
 
 def _source_of(descriptor: TableDescriptor) -> Source:

@@ -65,7 +65,10 @@ Field = Expression | str
 class TableContext(Protocol):
     """What a :class:`Table` asks of the environment that made it (``TableEnvironment``)."""
 
-    mode: str
+    @property
+    def mode(self) -> str:
+        """'batch' or 'streaming': the mode the next statement runs in."""
+        ...
 
     def resolve(self, expr: Expression) -> Expression:
         """``expr`` with registered functions resolved."""

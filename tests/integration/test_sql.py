@@ -234,3 +234,16 @@ def test_insert_casts_where_flink_does(env: TableEnvironment, shared_dir: Path) 
         [(o[0], o[2], decimal.Decimal(f"{o[2]}.00"), float(o[2])) for o in ORDERS]
     )
     assert env.from_path("Wide").row_type.field("d").type == DataType.parse("DECIMAL(10, 2)")
+
+
+def test_set_runtime_mode_batch_runs_the_next_query_in_batch(senv: TableEnvironment, shared_dir):
+    """As in Flink's SQL client: after SET 'execution.runtime-mode' = 'batch' a streaming
+    environment's next query gives its final rows, no -U/+U."""
+    register(senv, shared_dir)
+    sql = "SELECT currency, SUM(amount) AS total FROM Orders GROUP BY currency"
+    assert {kind for kind, _ in changelog(senv.execute_sql(sql))} == {"+I", "-U", "+U"}
+    senv.execute_sql("SET 'execution.runtime-mode' = 'batch'")
+    rows = changelog(senv.execute_sql(sql))
+    assert sorted(rows, key=str) == sorted(
+        [("+I", ("EUR", 8)), ("+I", ("USD", 1)), ("+I", (None, 2))], key=str
+    )

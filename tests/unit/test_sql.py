@@ -172,6 +172,25 @@ def test_set_refuses_a_bad_value_with_the_options_message(env: TableEnvironment)
     assert env.config.get("table.exec.state.ttl") is None
 
 
+def test_set_runtime_mode_runs_the_next_statements_in_that_mode(
+    env: TableEnvironment, senv: TableEnvironment
+) -> None:
+    query = "SELECT currency, SUM(amount) AS total FROM Orders GROUP BY currency"
+    assert "changelogMode=[I,UB,UA,D]" in senv.sql_query(query).explain()
+    senv.execute_sql("SET 'execution.runtime-mode' = 'batch'")  # as Flink's SQL client
+    assert senv.mode == "batch"
+    assert type(senv.executor).__name__ == "BatchExecutor"
+    assert senv.sql_query(query).explain() == env.sql_query(query).explain()
+    senv.execute_sql("RESET 'execution.runtime-mode'")
+    assert type(senv.executor).__name__ == "StreamingExecutor"
+    assert "changelogMode=[I,UB,UA,D]" in senv.sql_query(query).explain()
+    env.execute_sql("SET 'execution.runtime-mode' = 'STREAMING'")
+    assert env.mode == "streaming"
+    with pytest.raises(SqlValidationError, match=r"Could not parse value 'automatic' for key "):
+        env.execute_sql("SET 'execution.runtime-mode' = 'automatic'")
+    assert env.mode == "streaming"  # the refused value is not kept
+
+
 # -- queries build the Table API's plans --------------------------------------------------------
 
 
