@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Collection, Mapping
 
 from tableapi.errors import ValidationError
@@ -32,19 +33,38 @@ def check_supported_options(
     note: Callable[[list[str]], str] | None = None,
 ) -> None:
     """Raise :class:`ValidationError` when ``options`` has a key that ``connector`` does not
-    support: Flink's message, naming the table; ``note(unknown)`` may add a line of advice.
+    support: Flink's message, naming the table, then the supported option nearest to each
+    unknown one; ``note(unknown)`` may add lines of advice.
 
     >>> check_supported_options("print", {"print-identifier": "x"}, {"print-identifier"})
+    >>> check_supported_options("print", {"print.identifier": "x"}, {"print-identifier"})
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: Unsupported options found for 'print'.
+    <BLANKLINE>
+    Unsupported options:
+    <BLANKLINE>
+    print.identifier
+    <BLANKLINE>
+    Supported options:
+    <BLANKLINE>
+    print-identifier
+    <BLANKLINE>
+    print.identifier: did you mean 'print-identifier'?
     """
     unknown = sorted(k for k in options if k not in supported)
     if not unknown:
         return
     where = f" of table {table!r}" if table else ""
+    known = sorted(supported)
+    nearest = [(k, difflib.get_close_matches(k, known, n=1, cutoff=0.8)) for k in unknown]
+    hints = [f"{k}: did you mean {close[0]!r}?" for k, close in nearest if close]
     raise ValidationError(
         f"Unsupported options found for {connector!r}{where}.\n\nUnsupported options:\n\n"
         + "\n".join(unknown)
         + "\n\nSupported options:\n\n"
-        + "\n".join(sorted(supported))
+        + "\n".join(known)
+        + ("\n\n" + "\n".join(hints) if hints else "")
         + (note(unknown) if note else "")
     )
 

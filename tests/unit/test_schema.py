@@ -345,23 +345,20 @@ def test_descriptor():
         .option("path", "/data/orders")
         .format("csv")
         .option("csv.header", "true")
-        .option("csv.sep", ";")
+        .option("csv.field-delimiter", ";")
         .option("changelog.op-column", "op")
-        .option("maxColumns", 100)
+        .option("sink.parallelism", 2)
         .build()
     )
     assert d.connector == "filesystem"
     assert d.path == "/data/orders"
     assert d.format == "csv"
-    assert d.options["maxColumns"] == "100"
-    # own options are not passed to Spark's reader; the format prefix is stripped
+    assert d.options["sink.parallelism"] == "2"
+    # Flink's format options become Spark's reader options; the connector's own are not passed
     # ... and a malformed record fails the query (Flink's default), never PERMISSIVE's NULLs
-    assert d.reader_options == (
-        ("header", "true"),
-        ("maxColumns", "100"),
-        ("mode", "FAILFAST"),
-        ("sep", ";"),
-    )
+    assert d.reader_options == (("header", "true"), ("mode", "FAILFAST"), ("sep", ";"))
+    with pytest.raises(ValidationError, match=r"maxColumns"):  # Spark's options are not passed
+        descriptor_builder().option("path", "/d").format("csv").option("maxColumns", 9).build()
 
 
 def test_unknown_connector():

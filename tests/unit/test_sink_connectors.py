@@ -60,7 +60,8 @@ def test_an_unknown_print_option_is_refused_with_the_known_ones() -> None:
     )
     assert str(e.value).endswith(
         "Supported options:\n\nconnector\nprint-identifier\nproperty-version\n"
-        "sink.parallelism\nstandard-error"
+        "sink.parallelism\nstandard-error\n\n"
+        "print.identifier: did you mean 'print-identifier'?"
     )
 
 
