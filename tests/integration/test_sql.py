@@ -247,3 +247,19 @@ def test_set_runtime_mode_batch_runs_the_next_query_in_batch(senv: TableEnvironm
     assert sorted(rows, key=str) == sorted(
         [("+I", ("EUR", 8)), ("+I", ("USD", 1)), ("+I", (None, 2))], key=str
     )
+
+
+def test_flinks_csv_format_options_read_the_file(env: TableEnvironment, shared_dir: Path) -> None:
+    """Flink's csv options, read into Spark's reader options: a ';' delimiter, "'" quotes, '#'
+    comment lines, a null literal, spaces trimmed."""
+    path = shared_dir / "semi"
+    path.mkdir(mode=0o777)
+    (path / "part-0.csv").write_text("# id;name\n1; 'a;b' \n2;n/a\n")
+    env.execute_sql(
+        f"""CREATE TABLE Semi (id BIGINT, name STRING) WITH ('connector' = 'filesystem',
+        'path' = '{path}', 'format' = 'csv', 'csv.field-delimiter' = ';',
+        'csv.quote-character' = '''', 'csv.allow-comments' = 'true',
+        'csv.null-literal' = 'n/a', 'csv.trim-spaces' = 'true')"""
+    )
+    rows = env.execute_sql("SELECT * FROM Semi").collect()
+    assert sorted((tuple(r) for r in rows), key=str) == [(1, "a;b"), (2, None)]
