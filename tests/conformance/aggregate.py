@@ -157,6 +157,7 @@ def gen_aggregate(rng: random.Random, seed: int, n: int) -> Case:
             pk=rng.random() < 0.4,
             changelog=changelog and (name == "A" or rng.random() < 0.5),
             max_rows=7,
+            partners=g._keys_of(case["tables"]),
         )
         case["tables"].append(g.gen_table(rng, spec))
     if shape == "join":

@@ -5,7 +5,13 @@ as Flink's SQL text (``-sql``: the same string Flink runs), plus the minimal rep
 kept in ``tests/conformance/repros/`` (one per known difference). Flink answers all of them
 first, in one JVM, in its own virtualenv (``.flink-venv/``, installed on first use by
 flink_env); each case then runs on the test server and must give Flink's final table, with
-Flink's column types, and a valid changelog.
+Flink's column types, and a valid changelog. The family cases' final tables must also be the
+plain-Python answer (``reference.py``), whose counts of joined and retracted rows
+test_generator checks.
+
+``SPILL_CASES`` run again on a server of their own whose sorts spill at every row (the CLI's,
+``__main__.SPILL_CONF``): the repros of differences 19 and 20 and a chain of joins, whose
+changes of one key keep their order there only if the product carries it in its rows.
 
 Differences known today are expected failures, each checked to still be what it was:
 
@@ -26,23 +32,55 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conformance.__main__ import SPILL_CONF
 from tests.conformance.compare import Comparison, compare
-from tests.conformance.generator import FAMILIES, generate
+from tests.conformance.generator import generate
+from tests.conformance.reference import differences_from
 from tests.conformance.suite import failure_text, load_case, run_flink
 from tests.servers import TestServer
 
 pytestmark = pytest.mark.integration
 
-# (family -> seed): case 0 of each family. Chosen for what they draw: seed 421's changelog,
-# multiway and lookup (a changelog probe with a primary key, fed incrementally) cases hold
-# several changes of one key in one file; its interval and temporal cases have rows behind
-# their table's watermark that share a key with the other table.
-CI_SEEDS = dict.fromkeys(FAMILIES, 421)
+#: (family -> seed): case 0 of that seed, drawn so that every join joins rows and, where the
+#: inputs are changelogs, retractions take joined rows apart and their keys join again
+#: (test_generator checks CI_MINIMUM on each in the plain-Python answer, reference.py).
+CI_SEEDS = {
+    # streaming FULL JOIN in server_ext's operator (spark-native off): 8 pairs of key 3, 1 of
+    # key 1, a NULL key padded
+    "regular": 22,
+    # streaming RIGHT JOIN of two changelogs (B with a primary key), fed file by file: A's
+    # updates move rows between keys 2 and 3 and back, 8 joined pairs retracted
+    "changelog": 6,
+    # streaming FULL interval join (`a_rt BETWEEN b_rt + 4 s AND b_rt + 8 s`): 2 pairs in the
+    # window, late rows in both tables, rows of key 3 out of it padded
+    "interval": 41,
+    # streaming LEFT JOIN R FOR SYSTEM_TIME AS OF a_rt: keys k1 and k3 have two versions
+    # each and probes at both, a late probe row, a NULL key padded
+    "temporal": 104,
+    # four-way inner chain with the multi-way join on: D a changelog with a burst of updates
+    # of key k2 in one file (20 pairs taken apart, 5 joined again)
+    "multiway": 11,
+    # streaming FULL JOIN on computed keys SIGN(a_k - 2) = COALESCE(b_k, 0) (NULL turned 0)
+    "computed": 151,
+    # (a_k, a_v) NOT IN a filtered subquery (null-aware: a NULL probe key drops its row)
+    "subquery": 38,
+    # lookup join (jdbc, FULL cache) of a changelog probe with a primary key, fed
+    # incrementally: key 1 inserted, deleted and inserted again in one file; a CAST computed
+    # column on the dimension table as output
+    "lookup": 81,
+    # COUNT grouped by columns of both sides of a join of two changelogs, HAVING, fed
+    # incrementally (16 joined pairs taken apart, 8 joined again)
+    "aggregate": 2,
+}
+#: What each CI case's rows must do at least (reference.activity): pairs joined at every
+#: join; where an input is a changelog, joined pairs (or aggregate rows) its retractions take
+#: apart, and insertions that join a key again after its retraction.
+CI_MINIMUM = {"joined": 2, "retracted": 2, "rematched": 1}
 REPROS = Path(__file__).resolve().parent / "repros"
 
 #: Result column types the product gets wrong today, whose rows still count (README,
@@ -90,27 +128,80 @@ def ci_cases() -> list[dict]:
     return cases
 
 
+#: The repros of the differences that only a server whose sorts spill shows (README: 19, a
+#: table's changes of one key in one file; 20, a join's changes reaching the next join).
+SPILL_REPROS = ("changelog-one-file-same-key-out-of-order", "chained-joins-operator-output-order")
+#: And a chain of joins (multi-way join off) from the generator: (A LEFT JOIN B) RIGHT JOIN C,
+#: A and B changelogs with bursts of one key in one file, 52 joined pairs taken apart.
+SPILL_CHAIN = ("multiway", 328)
+
+
+def spill_cases() -> list[dict]:
+    """The cases run on the spilling server (ids ``spill-...``)."""
+    cases = []
+    for name in SPILL_REPROS:
+        case = load_case(REPROS / f"{name}.json")
+        case["id"] = f"spill-{name}"
+        cases.append(case)
+    family, seed = SPILL_CHAIN
+    cases.append({**generate(family, seed, 0), "id": f"spill-{family}-{seed}-0"})
+    return cases
+
+
 CASES = ci_cases()
+DRAWN = [c for c in CASES if c["id"] == f"{c['family']}-{CI_SEEDS.get(c['family'])}-0"]
+SPILL_CASES = spill_cases()
 STRICT = os.environ.get("TABLEAPI_CONFORMANCE_STRICT") == "1"
 
 
 @pytest.fixture(scope="module")
 def flink_answers() -> dict[str, dict]:
     """Flink's answers to every case (one Flink process; installs PyFlink when missing)."""
-    return run_flink(CASES, log=print)
+    return run_flink(CASES + SPILL_CASES, log=print)
+
+
+@pytest.fixture(scope="module")
+def spilling_server() -> Iterator[str]:
+    """A server of its own whose sorts spill at every row (SPILL_CONF, a core conf: set when
+    it starts; test_change_order's spills every 200 rows, which these few rows never reach)."""
+    from tableapi.session import EmbeddedServer
+
+    server = EmbeddedServer.start(master="local[2]", conf=SPILL_CONF)
+    yield server.url
+    server.stop()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_same_final_table_as_flink(
     case: dict, flink_answers: dict[str, dict], test_server: TestServer
 ) -> None:
-    from tests.conformance.product import run_case
-
     workdir = Path(tempfile.mkdtemp(prefix="conformance-", dir=test_server.shared_dir))
     workdir.chmod(0o777)
+    _check(case, flink_answers[case["id"]], test_server.url, workdir)
+
+
+@pytest.mark.parametrize("case", SPILL_CASES, ids=[c["id"] for c in SPILL_CASES])
+def test_same_final_table_as_flink_on_a_spilling_server(
+    case: dict, flink_answers: dict[str, dict], spilling_server: str, tmp_path: Path
+) -> None:
+    _check(case, flink_answers[case["id"]], spilling_server, tmp_path)
+
+
+@pytest.mark.parametrize("case", DRAWN, ids=[c["id"] for c in DRAWN])
+def test_reference_answer_is_flinks(case: dict, flink_answers: dict[str, dict]) -> None:
+    """The plain-Python answer whose activity test_generator counts is Flink's final table."""
     answer = flink_answers[case["id"]]
     assert not answer.get("error"), f"Flink failed on case {case['id']}: {answer['error']}"
-    product = run_case(case, test_server.url, workdir)
+    assert not differences_from(case, answer["changelog"])
+
+
+def _check(case: dict, answer: dict, url: str, workdir: Path) -> None:
+    """``case`` on the server at ``url``: Flink's final table, types and a valid changelog
+    (a known difference: still the same difference)."""
+    from tests.conformance.product import run_case
+
+    assert not answer.get("error"), f"Flink failed on case {case['id']}: {answer['error']}"
+    product = run_case(case, url, workdir)
     comparison = compare(answer, product)
     report = failure_text(case, answer, product, comparison)
     known = case.get("known_difference")
