@@ -236,7 +236,7 @@ def test_two_files_that_tie_fail_the_query_naming_both(
         os.utime(f, ns=(tie, tie))  # (a coarse filesystem clock, or a copy that kept times)
 
     with pytest.raises(Exception) as failure:
-        senv.sql_query("SELECT k, MIN(v) FROM T GROUP BY k").execute().collect()
+        senv.sql_query("SELECT k, v FROM T WHERE v > 0").execute().collect()
 
     message = str(failure.value)
     assert "the same modification time" in message, message

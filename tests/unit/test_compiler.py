@@ -297,12 +297,22 @@ def test_changelog_scans_map_the_op_column_and_order_by_file_split_and_position(
     assert compiled.mode is ChangelogMode.ALL
     assert first(plan, "read").data_source.schema == "`a` BIGINT, `b` STRING, `op` STRING"
     text = str(plan)
-    assert "raise_error" in text and "file_modification_time" in text
+    assert "raise_error" in text and "file_path" in text
     assert "file_block_start" in text  # the split, and the row's position in it:
-    position = jvm_wire.decode_payload(first(plan, "extension").value)
-    assert position[2] == b"position" and position[4] == b"__position"
+    ext = [jvm_wire.decode_payload(m.value) for k, m in walk(plan) if k == "extension"]
+    assert [e[2] for e in ext] == [b"file_time", b"position"]  # the file's time in ns
+    assert b'"table": "T"' in ext[0][4] and ext[1][4] == b"__position"
     python = str(plan_of(stream(t, spark, StreamingOptions(jvm_plugin=False)).dataframe, spark))
-    assert "extension" not in python and "next_positions" in python  # the Python twin
+    assert "extension" not in python  # the Python twins:
+    assert "next_positions" in python and "file_times" in python
+    named = table(
+        senv,
+        "N",
+        schema("a BIGINT"),
+        **{"changelog.op-column": "op", "changelog.file-order": "name"},
+    )
+    ext = [k for k, m in walk(plan_of(stream(named, spark).dataframe, spark)) if k == "extension"]
+    assert len(ext) == 1  # the position only: the paths order the files
     csv = table(senv, "C", schema("a BIGINT"), format="csv", **{"changelog.op-column": "op"})
     assert first(
         plan_of(stream(csv, spark).dataframe, spark), "read"
