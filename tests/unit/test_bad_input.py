@@ -213,18 +213,21 @@ def _run(mode: str, start: str, program: list[Step]) -> None:
     env = catalog(mode)
     t = env.from_path(start)
     expected = [s.fault for s in program if s.fault]
+    current: Step | None = None  # the step being applied (None: the final explain)
     try:
         for step in program:
+            current = step
             t = step.apply(t, env)
+        current = None
         t.explain()  # optimizes, and checks what streaming cannot run
     except ValidationError as e:
         text = str(e)
         assert text and len(text) > 20, f"an error that names nothing: {text!r}"
         assert "Traceback" not in text and "org.apache.spark" not in text
-        faulty = [s for s in program if s.fault]
-        if faulty and faulty[0].names_columns:
+        if current is not None and current.fault and current.names_columns:
             assert "Available columns: [" in text or "columns: [" in text, text
-        if not expected:
+        refused_valid_step = current is not None and not current.fault
+        if refused_valid_step or (current is None and not expected):
             # A valid step may still be refused where the plan cannot run (e.g. streaming
             # rules on rowtime); the refusal must then say why and how.
             words = ("cast", "insert-only", "batch", "Rowtime", "time attribute")
