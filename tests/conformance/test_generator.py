@@ -73,9 +73,10 @@ def _has_changelog(case: dict) -> bool:
 
 
 def test_rows_join_retract_and_join_again() -> None:
-    # Before issue 30 every join of a case joined a pair in 9-39 % of a family's cases (no
+    # Before issue 30 every join of a case joined a pair in 14-39 % of a family's cases (no
     # shared keys, impossible residuals and windows, empty tables); now such cases are drawn
-    # again (`generator.exercised`) but for a few.
+    # again (`generator.exercised`) but for a few: 89-98 %, and with changelogs 90-99 %
+    # retract joined rows, 81-88 % join a retracted key again (README).
     for family in FAMILIES:
         done = [(activity(c), _has_changelog(c)) for c in _cases(family)]
         joins = sum(all(a.joined) for a, _ in done) / len(done)
@@ -84,7 +85,7 @@ def test_rows_join_retract_and_join_again() -> None:
         if changelogs:
             retract = sum(a.retracted > 0 for a in changelogs) / len(changelogs)
             again = sum(a.rematched > 0 for a in changelogs) / len(changelogs)
-            assert retract > 0.85 and again > 0.5, (family, retract, again)
+            assert retract > 0.85 and again > 0.7, (family, retract, again)
 
 
 def test_ci_cases_exercise_their_operators() -> None:
