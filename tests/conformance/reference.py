@@ -38,10 +38,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tests.conformance.model import (
@@ -133,16 +134,46 @@ def activity(case: Case) -> Activity:
     """
     final = final_state(case)
     joined = joined_pairs(case, final)
+    retracted = rematched = 0
+    taken_apart: set[tuple[str, Any]] = set()  # (table, key): a retraction took a pair apart
+    for name, kind, row, gained in _changes(case, final, joined):
+        if kind in ("-U", "-D") and gained:
+            retracted += gained
+            taken_apart.add((name, row[0]))
+        elif kind in ("+I", "+U") and gained and (name, row[0]) in taken_apart:
+            rematched += 1
+    return Activity(len(answer(case, final)), joined, retracted, rematched)
+
+
+def takes_apart(case: Case) -> bool:
+    """Does a retraction of the case take a joined pair (without a join: an answer's row)
+    apart? `activity`'s ``retracted > 0``, found at the first such change.
+
+    Example:
+        >>> from tests.conformance.model import table
+        >>> takes_apart({"tables": [table("A", [("a", "INT")], rows=[["+I", [1]]])],
+        ...              "query": {"op": "scan", "table": "A"}})
+        False
+    """
+    final = final_state(case)
+    changes = _changes(case, final, joined_pairs(case, final))
+    return any(gained for _, kind, _, gained in changes if kind in ("-U", "-D"))
+
+
+def _changes(
+    case: Case, final: State, joined: tuple[int, ...]
+) -> Iterator[tuple[str, str, tuple[Any, ...], int]]:
+    """Each change of each table (table, kind, row) and what its row adds: the pairs (without
+    a join: the answer's rows) the query has with it and not without it, every other table at
+    its final rows."""
 
     def weight(state: State) -> Counter[Any]:
         if joined:
             return Counter({"pairs": sum(joined_pairs(case, state))})
         return Counter(answer(case, state))
 
-    retracted = rematched = 0
     for t in case["tables"]:
         name = t["name"]
-        taken_apart: set[Any] = set()  # keys whose retraction took a pair apart
         for kind, values in t["rows"]:
             row = tuple(values)
             with_row = list(final[name])
@@ -151,12 +182,7 @@ def activity(case: Case) -> Activity:
             without_row = list(with_row)
             without_row.remove(row)
             gained = weight({**final, name: with_row}) - weight({**final, name: without_row})
-            if kind in ("-U", "-D") and gained:
-                retracted += gained.total()
-                taken_apart.add(row[0])
-            elif kind in ("+I", "+U") and gained and row[0] in taken_apart:
-                rematched += 1
-    return Activity(len(answer(case, final)), joined, retracted, rematched)
+            yield name, kind, row, gained.total()
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -382,6 +408,7 @@ def truth(p: Pred, r: Row) -> bool | None:
     raise ValueError(f"unknown predicate {p}")
 
 
+@functools.lru_cache(maxsize=4096)  # a case's few times, parsed per pair otherwise
 def seconds(text: str) -> float:
     """An event time as seconds since the epoch (naive, UTC).
 
