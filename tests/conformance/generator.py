@@ -1,8 +1,10 @@
 """Random small workloads, one family at a time.
 
 Each case is drawn from its own ``random.Random(f"{seed}-{n}")``: case ``n`` of seed ``S`` is the
-same case whatever else runs. Tables are tiny (0-6 rows) over tiny domains, so duplicate
-keys, NULL keys and NULL values are common.
+same case whatever else runs. Tables are tiny (3-7 rows, seldom none) over tiny domains, so
+duplicate keys, NULL keys and NULL values are common; rows take their keys from the other
+tables' mostly, and a case whose joins join nothing (or, with a changelog, whose retractions
+take no joined row apart) is drawn again (`exercised`): a case exercises its operators.
 
 No case's answer depends on timing in Flink: event times of a table never fall behind its
 own watermark (each row's time is at least its table's largest time so far minus the
@@ -221,7 +223,7 @@ def _row(rng: random.Random, spec: TableSpec, columns: list, key: Any, t: int | 
     return out
 
 
-#: The chance of a table with no row; the others have 2 to max_rows (rows that can match).
+#: The chance of a table with no row; the others have 3 to max_rows (rows that can match).
 EMPTY_P = 0.02
 
 
@@ -376,9 +378,9 @@ def _compare_literal(rng: random.Random, column: str, ty: str, ops: tuple[str, .
     """
     op = rng.choice(ops)
     domain = _domain(column, ty)
-    if not domain:
-        return {"cmp": op, "left": column, "value": rng.randint(0, 4) if category(ty) == "num"
-                else rng.choice(["x", "y"])}  # fmt: skip
+    if not domain:  # a computed column: a literal of its category
+        value = rng.randint(0, 4) if category(ty) == "num" else rng.choice(["x", "y"])
+        return {"cmp": op, "left": column, "value": value}
     if op == "<":
         domain = domain[1:]
     elif op == ">":
