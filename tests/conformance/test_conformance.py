@@ -53,14 +53,15 @@ CI_SEEDS = {
     # streaming FULL JOIN in server_ext's operator (spark-native off): 8 pairs of key 3, 1 of
     # key 1, a NULL key padded
     "regular": 22,
-    # streaming RIGHT JOIN of two changelogs (B with a primary key), fed file by file: A's
-    # updates move rows between keys 2 and 3 and back, 8 joined pairs retracted
+    # streaming RIGHT JOIN of two changelogs (B with a primary key), fed file by file: B's
+    # key 2 inserted, deleted and inserted again, A's rows updated across keys (8 joined
+    # pairs taken apart, 5 joined again)
     "changelog": 6,
     # streaming FULL interval join (`a_rt BETWEEN b_rt + 4 s AND b_rt + 8 s`): 2 pairs in the
     # window, late rows in both tables, rows of key 3 out of it padded
     "interval": 41,
-    # streaming LEFT JOIN R FOR SYSTEM_TIME AS OF a_rt: keys k1 and k3 have two versions
-    # each and probes at both, a late probe row, a NULL key padded
+    # streaming LEFT JOIN R FOR SYSTEM_TIME AS OF a_rt: k1's probes at 0 s and 8 s take its
+    # two versions, k3's its second; a late probe row, a NULL key padded
     "temporal": 104,
     # four-way inner chain with the multi-way join on: D a changelog with a burst of updates
     # of key k2 in one file (20 pairs taken apart, 5 joined again)
@@ -69,9 +70,9 @@ CI_SEEDS = {
     "computed": 151,
     # (a_k, a_v) NOT IN a filtered subquery (null-aware: a NULL probe key drops its row)
     "subquery": 38,
-    # lookup join (jdbc, FULL cache) of a changelog probe with a primary key, fed
+    # inner lookup join (jdbc, FULL cache) of a changelog probe with a primary key, fed
     # incrementally: key 1 inserted, deleted and inserted again in one file; a CAST computed
-    # column on the dimension table as output
+    # column of the dimension table as output
     "lookup": 81,
     # COUNT grouped by columns of both sides of a join of two changelogs, HAVING, fed
     # incrementally (16 joined pairs taken apart, 8 joined again)
