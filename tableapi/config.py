@@ -46,6 +46,10 @@ PIPELINE_NAME = "pipeline.name"
 #: environment's own mode (``TableEnvironment.create(mode=..)``) when unset.
 RUNTIME_MODE = "execution.runtime-mode"
 RUNTIME_MODES = ("streaming", "batch")
+#: A one-line progress report on standard error while a query runs longer than a few
+#: seconds: ``auto`` (the default: only when standard error is a terminal), ``true``, ``false``.
+DISPLAY_PROGRESS = "table.display.progress"
+DISPLAY_PROGRESS_VALUES = ("auto", "true", "false")
 
 _NO_LIMIT = 1 << 30
 
@@ -115,6 +119,8 @@ class TableConfig:
             self.parallelism()
         elif key == AGG_PHASE_STRATEGY:
             self.agg_phase_strategy()
+        elif key == DISPLAY_PROGRESS:
+            self.display_progress()
         elif key == RUNTIME_MODE:
             self.runtime_mode("streaming")
 
@@ -267,6 +273,28 @@ class TableConfig:
                 "statements run in batch mode)."
             )
         return mode
+
+    def display_progress(self) -> bool | None:
+        """``table.display.progress``: show a running query's progress on standard error
+        (``true``), never (``false``), or only when standard error is a terminal (``auto``,
+        the default: None).
+
+        >>> TableConfig().display_progress() is None
+        True
+        >>> TableConfig().set(DISPLAY_PROGRESS, "False").display_progress()
+        False
+        >>> TableConfig().set(DISPLAY_PROGRESS, "yes")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: table.display.progress must be auto, true or false, ...
+        """
+        value = self._values.get(DISPLAY_PROGRESS, "auto").strip().lower()
+        if value not in DISPLAY_PROGRESS_VALUES:
+            raise ValidationError(
+                f"{DISPLAY_PROGRESS} must be auto, true or false, got "
+                f"{self._values[DISPLAY_PROGRESS]!r}."
+            )
+        return None if value == "auto" else value == "true"
 
     def operator_tier(self) -> OperatorTier:
         """``table.exec.operator.tier``: where server_ext's stateful operators run: ``jvm``

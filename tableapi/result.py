@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,14 +143,17 @@ class TableResult:
         row_type: RowType,
         guard: Guard | None = None,
         lookups: tuple[tuple[str, Any], ...] = (),
+        progress: Progress | None = None,
     ) -> None:
         """``guard(doing)`` wraps each call to the server: it turns the failure of a server
         that went away into an error naming the server and how to resume. ``lookups``: the
-        lookup joins' (table, metrics observation)."""
+        lookup joins' (table, metrics observation). ``progress`` shows a long call's progress
+        (``execution/progress.py``)."""
         self._df = dataframe
         self.row_type = row_type
         self._guard: Guard = guard or _unguarded
         self._lookups = lookups
+        self._progress: Progress = progress or NO_PROGRESS
         # How print() shows the result when set: execute_sql prints a query's result as
         # Flink's SQL client does (tableau columns as wide as their types, an op column).
         self.printer: Callable[[TableResult], None] | None = None
@@ -189,18 +192,42 @@ class TableResult:
         return self.row_type.names
 
     def collect(self) -> list[Row]:
-        """All rows (batch results are inserts: ``+I``).
+        """All rows (batch results are inserts: ``+I``), as a list (a :class:`CollectedRows`,
+        so that PyFlink's ``with result.collect() as rows:`` runs too); to read the rows as
+        they arrive, without holding them all, see :meth:`iterate`.
 
         >>> rows = products.order_by(col("id")).execute().collect()  # doctest: +SERVER
         >>> rows, rows[0].name  # doctest: +SERVER
         ([+I[1, pen, 2.5], +I[2, ink, 7.0]], 'pen')
+        >>> with products.execute().collect() as rows:  # doctest: +SERVER
+        ...     len(rows)
+        2
         """
+        with self._progress.job():
+            return CollectedRows(self._stream())
+
+    def iterate(self) -> CloseableIterator:
+        """The rows as they arrive from the server, a batch at a time, so that neither side
+        holds them all; ``close()`` (or leaving the ``with`` block) stops the transfer.
+
+        >>> with products.order_by(col("id")).execute().iterate() as rows:  # doctest: +SERVER
+        ...     for row in rows:
+        ...         print(row)
+        +I[1, pen, 2.5]
+        +I[2, ink, 7.0]
+        """
+        return CloseableIterator(self._stream())
+
+    def _stream(self) -> Iterator[Row]:
         if self._df is None:
-            return []
+            # No job: a subclass whose rows are computed on the client has them in collect().
+            if type(self).collect is not TableResult.collect:
+                yield from self.collect()
+            return
         names = self.row_type.names
         with self._guard("collecting the result"):
-            rows = self._df.collect()
-        return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
+            for r in self._df.toLocalIterator():
+                yield Row.of(RowKind.INSERT, names, tuple(r))
 
     def print(self) -> None:
         """Print the rows as a table, as Flink's ``TableResult.print()`` does in batch mode.
@@ -232,7 +259,7 @@ class TableResult:
 
         if self._df is None:
             return pd.DataFrame(columns=list(self.row_type.names))
-        with self._guard("collecting the result"):
+        with self._guard("collecting the result"), self._progress.job():
             return self._df.toPandas()
 
     to_pandas = materialize
@@ -262,21 +289,140 @@ def _unguarded(doing: str) -> AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
-def apply_changelog(rows: Sequence[Row]) -> list[tuple[Any, ...]]:
-    """The table a changelog describes: +I/+U add a row, -U/-D remove one (a multiset, so
-    the order of changes within a batch does not matter). Rows in first-insert order."""
-    counts: dict[tuple[Any, ...], int] = {}
+class Progress(Protocol):
+    """Shows a long call's progress (``execution/progress.py``): while waiting on a
+    streaming query, or while Spark jobs run for a result."""
+
+    def query(self, query: Any) -> AbstractContextManager[None]:
+        """Around a wait on the streaming ``query``."""
+        ...
+
+    def job(self) -> AbstractContextManager[None]:
+        """Around a call that runs Spark jobs."""
+        ...
+
+
+class _NoProgress:
+    def query(self, query: Any) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def job(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+NO_PROGRESS: Progress = _NoProgress()
+
+
+class CollectedRows(list[Row]):
+    """``collect()``'s rows: a list, and a context manager as PyFlink's
+    ``with result.collect() as rows:`` is (leaving the block has nothing to release).
+
+    >>> with CollectedRows([Row.of(RowKind.INSERT, ("id",), (1,))]) as rows:
+    ...     [row.id for row in rows]
+    [1]
+    """
+
+    def __enter__(self) -> CollectedRows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to stop: the rows are all here (PyFlink's iterator has ``close()``)."""
+
+
+class CloseableIterator(Iterator[Row]):
+    """Rows as they arrive (PyFlink's name): iterate it, and ``close()`` it, or leave its
+    ``with`` block, to stop the transfer of the rest.
+
+    >>> rows = CloseableIterator(iter([Row.of(RowKind.INSERT, ("id",), (1,))]))
+    >>> with rows:
+    ...     next(rows)
+    +I[1]
+    """
+
+    def __init__(self, rows: Iterator[Row]) -> None:
+        self._rows = rows
+
+    def __iter__(self) -> CloseableIterator:
+        return self
+
+    def __next__(self) -> Row:
+        return next(self._rows)
+
+    def __enter__(self) -> CloseableIterator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading: the server lets go of the rows not read (PyFlink's ``close()``
+        also cancels a streaming job; here :meth:`StreamingTableResult.cancel` does)."""
+        close = getattr(self._rows, "close", None)
+        if close is not None:
+            close()
+
+
+_ADDS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
+
+
+class ChangelogTable:
+    """A changelog applied as it streams: +I/+U add a row, -U/-D remove one. A multiset
+    (row -> count), so the order of changes within a batch does not matter; a row whose count
+    falls to zero is dropped at once, so it holds the current table, never the changelog.
+
+    >>> table = ChangelogTable()
+    >>> for kind, row in [(RowKind.INSERT, ("a", 1)), (RowKind.INSERT, ("b", 1)),
+    ...                   (RowKind.UPDATE_BEFORE, ("a", 1)), (RowKind.UPDATE_AFTER, ("a", 2))]:
+    ...     table.apply(kind, row)
+    >>> table.rows()
+    [('b', 1), ('a', 2)]
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[Any, ...], int] = {}
+
+    def apply(self, kind: RowKind, row: tuple[Any, ...]) -> None:
+        """One change."""
+        n = self._counts.get(row, 0) + (1 if kind in _ADDS else -1)
+        if n:
+            self._counts[row] = n
+        else:
+            del self._counts[row]
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The table now, a row in the order it (last) came in, as Flink's SQL client's
+        table view orders it. A row retracted more often than inserted is an error.
+
+        >>> table = ChangelogTable()
+        >>> table.apply(RowKind.DELETE, ("a",))
+        >>> table.rows()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        RuntimeError: The changelog retracts rows it never inserted, e.g. ('a',): ...
+        """
+        broken = [k for k, n in self._counts.items() if n < 0]
+        if broken:
+            raise RuntimeError(
+                f"The changelog retracts rows it never inserted, e.g. {broken[0]}: the result "
+                "is incomplete (was the query restarted without its checkpoint?)."
+            )
+        return [k for k, n in self._counts.items() for _ in range(n)]
+
+
+def apply_changelog(rows: Iterable[Row]) -> list[tuple[Any, ...]]:
+    """The table a changelog describes (see :class:`ChangelogTable`).
+
+    >>> apply_changelog([Row.of(RowKind.INSERT, ("n",), (1,)), Row.of(RowKind.INSERT, ("n",), (2,)),
+    ...                  Row.of(RowKind.DELETE, ("n",), (1,))])
+    [(2,)]
+    """
+    table = ChangelogTable()
     for r in rows:
-        key = tuple(r)
-        delta = 1 if r.kind in (RowKind.INSERT, RowKind.UPDATE_AFTER) else -1
-        counts[key] = counts.get(key, 0) + delta
-    broken = [k for k, n in counts.items() if n < 0]
-    if broken:
-        raise RuntimeError(
-            f"The changelog retracts rows it never inserted, e.g. {broken[0]}: the result is "
-            "incomplete (was the query restarted without its checkpoint?)."
-        )
-    return [k for k, n in counts.items() for _ in range(n)]
+        table.apply(r.kind, tuple(r))
+    return table.rows()
 
 
 class StreamingTableResult(TableResult):
@@ -303,10 +449,11 @@ class StreamingTableResult(TableResult):
         on_cancel: Callable[[], None] | None = None,
         guard: Guard | None = None,
         lookups: tuple[tuple[str, Any], ...] = (),
+        progress: Progress | None = None,
     ) -> None:
         """``output`` gives the changelog emitted so far (None: the query writes a sink);
         ``on_cancel`` cleans up after the query (once)."""
-        super().__init__(None, row_type, guard, lookups)
+        super().__init__(None, row_type, guard, lookups, progress)
         self._batches: dict[int, dict[str, Any]] = {}  # micro-batch id -> observed metrics
         self.query = query
         self._output = output
@@ -322,20 +469,54 @@ class StreamingTableResult(TableResult):
 
     def process_all_available(self) -> StreamingTableResult:
         """Block until the query has processed everything its sources hold now (returns at
-        once when it has finished)."""
-        with self._guard("processing the available input"):
+        once when it has finished). A wait of more than a few seconds shows the query's
+        progress on a terminal (``table.display.progress``).
+
+        >>> result = senv.from_path("Products").execute()  # doctest: +SERVER
+        >>> result.process_all_available().finished  # doctest: +SERVER
+        True
+        """
+        with self._guard("processing the available input"), self._progress.query(self.query):
             if not self.finished:
                 self.query.processAllAvailable()
         return self
 
     def collect(self) -> list[Row]:
-        """Every change emitted so far, each with its :class:`RowKind`."""
-        if self._output is None:
-            return []
+        """Every change emitted so far, each with its :class:`RowKind`, in change order (a
+        list; :meth:`iterate` reads them as they arrive).
+
+        >>> senv.from_path("Products").execute().collect()  # doctest: +SERVER
+        [+I[1, pen, 2.5], +I[2, ink, 7.0]]
+        """
+        return super().collect()
+
+    def iterate(self) -> CloseableIterator:
+        """The changes emitted so far as they arrive from the server, a batch at a time
+        (see :meth:`TableResult.iterate`); changes emitted meanwhile are not included.
+
+        >>> with senv.from_path("Products").execute().iterate() as changes:  # doctest: +SERVER
+        ...     [change.name for change in changes]
+        ['pen', 'ink']
+        """
+        return super().iterate()
+
+    def _stream(self) -> Iterator[Row]:
         names = self.row_type.names
+        for kind, values in self._changes():
+            yield Row.of(kind, names, values)
+
+    def _changes(self) -> Iterator[tuple[RowKind, tuple[Any, ...]]]:
+        """The changelog so far, in change order, streamed from the server in Arrow batches."""
+        if self._output is None:
+            return
         with self._guard("collecting the changelog"):
             try:
-                rows = self._output().collect()
+                for r in self._output().toLocalIterator():
+                    values = tuple(r)
+                    if self._has_kind:
+                        yield RowKind(values[-1]), values[:-1]
+                    else:
+                        yield RowKind.INSERT, values
             except PySparkException:
                 if self._cancelled:  # cancel() let the rows go on the server
                     raise ValidationError(
@@ -344,30 +525,49 @@ class StreamingTableResult(TableResult):
                         "Collect, print or materialize the result before cancel()."
                     ) from None
                 raise
-        if not self._has_kind:
-            return [Row.of(RowKind.INSERT, names, tuple(r)) for r in rows]
-        return [Row.of(RowKind(r[-1]), names, tuple(r)[:-1]) for r in rows]
 
     def print(self) -> None:
         """The changelog so far, one ``+I[...]`` / ``-U[...]`` / ``+U[...]`` / ``-D[...]``
-        line per change."""
+        line per change, printed as the changes arrive.
+
+        >>> senv.from_path("Products").execute().print()  # doctest: +SERVER
+        +I[1, pen, 2.5]
+        +I[2, ink, 7.0]
+        """
         if self.printer is not None:
             self.printer(self)
             return
-        for r in self.collect():
+        for r in self._stream():
             print(repr(r))
 
     def materialize(self) -> pd.DataFrame:
-        """The current result table: the changelog so far, applied."""
+        """The current result table: the changelog so far, applied as it streams from the
+        server (the client holds the table, never the whole changelog; see
+        :class:`ChangelogTable` for the rows' order).
+
+        >>> total = senv.from_path("Products").select(col("price").sum.alias("total"))
+        >>> total.execute().materialize()  # +I[2.5], -U[2.5], +U[9.5] applied  # doctest: +SERVER
+           total
+        0    9.5
+        """
         import pandas as pd
 
-        return pd.DataFrame(apply_changelog(self.collect()), columns=list(self.row_type.names))
+        table = ChangelogTable()
+        with self._progress.job():
+            for kind, values in self._changes():
+                table.apply(kind, values)
+        return pd.DataFrame(table.rows(), columns=list(self.row_type.names))
 
     to_pandas = materialize
 
     def wait(self, timeout_s: float | None = None) -> None:
-        """Block until the query stops (or ``timeout_s`` passes)."""
-        with self._guard("waiting for the query"):
+        """Block until the query stops (or ``timeout_s`` passes), showing its progress on a
+        terminal after a few seconds (``table.display.progress``).
+
+        >>> result = senv.from_path("Products").execute()  # doctest: +SERVER
+        >>> result.wait(timeout_s=10)  # bounded inputs: it has already stopped  # doctest: +SERVER
+        """
+        with self._guard("waiting for the query"), self._progress.query(self.query):
             if timeout_s is None:
                 self.query.awaitTermination()
             else:

@@ -108,7 +108,7 @@ def executor_for(mode: str, server: Server, config: TableConfig) -> Executor:
     from tableapi.execution.streaming import StreamingExecutor
 
     if mode == "batch":
-        return BatchExecutor(server)
+        return BatchExecutor(server, config)
     return StreamingExecutor(server, config)
 
 

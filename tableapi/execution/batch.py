@@ -8,8 +8,10 @@ from pyspark.sql import DataFrame
 
 from tableapi.compiler import compile_plan
 from tableapi.compiler.batch import BatchCompiler
+from tableapi.config import TableConfig
 from tableapi.execution import BlackholeSink, JdbcSink, PrintSink, Server, Sink, jdbc
 from tableapi.execution.printing import print_line
+from tableapi.execution.progress import ProgressDisplay
 from tableapi.plan import PlanNode
 from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, TableResult
@@ -22,9 +24,10 @@ _RERUN = "Start the server again and re-run the job."
 class BatchExecutor:
     """Runs optimized plans as Spark batch jobs."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, config: TableConfig) -> None:
         self._server = server
         self._guard = server.guard(_RERUN)
+        self._progress = ProgressDisplay(config.display_progress, server.session)
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
         session = self._server.session()
@@ -35,7 +38,7 @@ class BatchExecutor:
         compiler = BatchCompiler(session, reads_local_files(session))
         df = compiler.compile(plan)
         guard = self._server.guard(_RERUN, file_tables(plan))
-        return TableResult(df, row_type, guard, tuple(compiler.lookups))
+        return TableResult(df, row_type, guard, tuple(compiler.lookups), self._progress)
 
     def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> TableResult:
         if isinstance(sink, PrintSink):

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tableapi.execution.progress import TERMINAL
 from tableapi.result import RowKind, StreamingTableResult
 from tableapi.types import DataType, RowType
 
@@ -322,10 +323,14 @@ class Printer:
         """Print the changes committed since the last call (see the class's example)."""
         with self._lock:
             changes = self._read_from(self._printed)
-            out = sys.stderr if self._standard_error else sys.stdout
-            for kind, values in changes:
-                print(print_line(kind, values, self._row_type, self._prefix), file=out)
-            out.flush()
+            if not changes:
+                return
+            # A progress line on the same terminal is cleared first, not written over.
+            with TERMINAL.paused():
+                out = sys.stderr if self._standard_error else sys.stdout
+                for kind, values in changes:
+                    print(print_line(kind, values, self._row_type, self._prefix), file=out)
+                out.flush()
             self._printed += len(changes)
 
     def finish(self) -> None:

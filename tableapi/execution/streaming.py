@@ -38,6 +38,7 @@ from tableapi.config import CHECKPOINT_DIR, DEFAULT_PARALLELISM, PIPELINE_NAME, 
 from tableapi.errors import ValidationError
 from tableapi.execution import BlackholeSink, FileSink, JdbcSink, PrintSink, Server, Sink, jdbc
 from tableapi.execution.printing import Printer, PrintingTableResult
+from tableapi.execution.progress import ProgressDisplay
 from tableapi.execution.release import release
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
@@ -65,6 +66,7 @@ class StreamingExecutor:
         self._spark: Callable[[], SparkSession] = server.session
         self._config = config
         self._server_partitions: str | None = None  # the session's shuffle partitions at first
+        self._progress = ProgressDisplay(config.display_progress, server.session)
 
     def _resume_advice(self, job: str | None) -> str:
         """What to do after the server of a running query went away."""
@@ -111,7 +113,7 @@ class StreamingExecutor:
         has_kind = compiled.mode is ChangelogMode.ALL
         on_cancel = self._on_cancel(query, cleanup)
         return StreamingTableResult(
-            query, output, row_type, has_kind, on_cancel, guard, compiled.lookups
+            query, output, row_type, has_kind, on_cancel, guard, compiled.lookups, self._progress
         )
 
     def insert(self, plan: PlanNode, sink: Sink, overwrite: bool) -> StreamingTableResult:
@@ -148,7 +150,9 @@ class StreamingExecutor:
             with guard(f"inserting into {sink.name}"):
                 query, cleanup = self._start(compiled, writer)
         on_cancel = self._on_cancel(query, cleanup)
-        return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
+        return StreamingTableResult(
+            query, None, sink.row_type, False, on_cancel, guard, progress=self._progress
+        )
 
     def _insert_into_jdbc(self, plan: PlanNode, sink: JdbcSink) -> StreamingTableResult:
         """An insert into a ``jdbc`` table: each micro-batch in one transaction (see
@@ -175,7 +179,9 @@ class StreamingExecutor:
                 writer = writer.option("checkpointLocation", checkpoint)
                 query, cleanup = self._start(compiled, writer)
         on_cancel = self._on_cancel(query, cleanup)
-        return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
+        return StreamingTableResult(
+            query, None, sink.row_type, False, on_cancel, guard, progress=self._progress
+        )
 
     def _insert_into_connector(
         self, plan: PlanNode, sink: PrintSink | BlackholeSink
@@ -196,7 +202,9 @@ class StreamingExecutor:
                 with guard(f"inserting into {sink.name}"):
                     query, cleanup = self._start(compiled, writer)
                 on_cancel = self._on_cancel(query, cleanup)
-                return StreamingTableResult(query, None, sink.row_type, False, on_cancel, guard)
+                return StreamingTableResult(
+                    query, None, sink.row_type, False, on_cancel, guard, progress=self._progress
+                )
             writer, read_from = self._print_sink(compiled)
             printer = Printer(read_from, sink.row_type, sink.prefix, sink.standard_error)
             with guard(f"inserting into {sink.name}"):
@@ -205,7 +213,9 @@ class StreamingExecutor:
                     printer.finish()
                     release(self._spark(), None, query.name)  # and let its rows go
         on_cancel = self._on_cancel(query, cleanup)  # after the printer has finished
-        return PrintingTableResult(printer, query, None, sink.row_type, False, on_cancel, guard)
+        return PrintingTableResult(
+            printer, query, None, sink.row_type, False, on_cancel, guard, progress=self._progress
+        )
 
     def _print_sink(
         self, compiled: CompiledStream
@@ -302,19 +312,8 @@ class StreamingExecutor:
             query = writer.outputMode("append").start()
             if started is not None:
                 started(query)
-            if compiled.bounded or end:
-                # Spark reads every file present in the first micro-batch: once it is done,
-                # the bounded inputs are read.
-                query.processAllAvailable()
-            if end:
-                end.signal(spark)
-                if compiled.bounded:
-                    query.processAllAvailable()
-                if compiled.bounded and compiled.processing_time:
-                    # No-data micro-batches are off (ProcessingTime queries): a second signal
-                    # runs the batch that sees the watermark at +infinity.
-                    end.signal(spark)
-                    query.processAllAvailable()
+            with self._progress.query(query):
+                self._run_bounded(compiled, query)
             if compiled.bounded:
                 query.stop()
                 release(spark, query.runId, None)  # its state; its rows are the result
@@ -327,6 +326,24 @@ class StreamingExecutor:
             end.drop(spark)
             return query, None
         return query, (lambda: end.drop(spark)) if end else None
+
+    def _run_bounded(self, compiled: CompiledStream, query: Any) -> None:
+        """Run a started query through its bounded inputs (and signal their end)."""
+        spark = self._spark()
+        end = compiled.end_of_input
+        if compiled.bounded or end:
+            # Spark reads every file present in the first micro-batch: once it is done,
+            # the bounded inputs are read.
+            query.processAllAvailable()
+        if end:
+            end.signal(spark)
+            if compiled.bounded:
+                query.processAllAvailable()
+            if compiled.bounded and compiled.processing_time:
+                # No-data micro-batches are off (ProcessingTime queries): a second signal
+                # runs the batch that sees the watermark at +infinity.
+                end.signal(spark)
+                query.processAllAvailable()
 
     def _resumable(self, checkpoint: str) -> str:
         """``checkpoint``, once it is clear a query resuming from it gets the parallelism it

@@ -104,13 +104,13 @@ def test_tableau_of_no_rows():
 
 
 class FakeDataFrame:
-    """Stands in for a Spark Connect DataFrame: ``collect()`` returns tuples."""
+    """Stands in for a Spark Connect DataFrame: ``toLocalIterator()`` yields tuples."""
 
     def __init__(self, rows):
         self.rows = rows
 
-    def collect(self):
-        return list(self.rows)
+    def toLocalIterator(self):
+        yield from self.rows
 
 
 ROW_TYPE = RowType.of(("id", BIGINT), ("currency", STRING), ("rate", DOUBLE))
@@ -149,3 +149,73 @@ def test_table_result_without_rows():
     frame = result.materialize()
     assert list(frame.columns) == ["id", "currency", "rate"]
     assert len(frame) == 0
+
+
+def test_changelog_table_holds_the_table_not_the_changelog():
+    # 100k updates of one row: the running table keeps one row, whatever the changelog's length
+    # (counting every row ever seen, as a dict that never forgets, holds 100k).
+    import tracemalloc
+
+    from tableapi.result import ChangelogTable
+
+    table = ChangelogTable()
+    tracemalloc.start()
+    table.apply(RowKind.INSERT, ("k", 0))
+    for v in range(100_000):
+        table.apply(RowKind.UPDATE_BEFORE, ("k", v))
+        table.apply(RowKind.UPDATE_AFTER, ("k", v + 1))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert table.rows() == [("k", 100_000)]
+    assert peak < 100_000, f"peak {peak:,} bytes while applying the changelog"
+
+
+def test_changelog_table_is_a_multiset_in_the_order_rows_came_in():
+    from tableapi.result import ChangelogTable, apply_changelog
+
+    table = ChangelogTable()
+    changes = [
+        (RowKind.INSERT, ("a",)),
+        (RowKind.INSERT, ("b",)),
+        (RowKind.INSERT, ("a",)),
+        (RowKind.DELETE, ("c",)),  # retracted before its insert within a batch: fine
+        (RowKind.INSERT, ("c",)),
+        (RowKind.DELETE, ("a",)),
+        (RowKind.DELETE, ("a",)),
+        (RowKind.UPDATE_AFTER, ("a",)),  # back: after b, as Flink's SQL client shows it
+    ]
+    for kind, row in changes:
+        table.apply(kind, row)
+    assert table.rows() == [("b",), ("a",)]
+    assert apply_changelog(Row.of(k, ("x",), r) for k, r in changes) == [("b",), ("a",)]
+    table.apply(RowKind.DELETE, ("z",))
+    with pytest.raises(RuntimeError, match=r"retracts rows it never inserted, e.g. \('z',\)"):
+        table.rows()
+
+
+def test_collect_is_a_list_and_pyflinks_context_manager():
+    result = TableResult(FakeDataFrame([(1, "Euro", 114.0), (2, "Yen", None)]), ROW_TYPE)
+    with result.collect() as rows:
+        assert [r.currency for r in rows] == ["Euro", "Yen"]
+    assert rows == [(1, "Euro", 114.0), (2, "Yen", None)]
+    assert isinstance(rows, list)
+
+
+def test_iterate_reads_rows_as_they_come_and_close_stops_the_reading():
+    read: list[int] = []
+    stopped: list[bool] = []
+
+    class Frame:
+        def toLocalIterator(self):
+            try:
+                for i in range(1_000):
+                    read.append(i)
+                    yield (i, "x", 1.0)
+            finally:
+                stopped.append(True)
+
+    with TableResult(Frame(), ROW_TYPE).iterate() as rows:
+        first = [next(rows), next(rows)]
+    assert [r.id for r in first] == [0, 1]
+    assert read == [0, 1]  # nothing read ahead of what was asked
+    assert stopped == [True]  # leaving the block closed the reading
