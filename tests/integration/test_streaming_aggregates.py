@@ -23,6 +23,7 @@ import pytest
 from tableapi import Table, TableEnvironment, col, lit
 from tableapi.result import Row, RowKind
 from tests.integration.changelog_files import Change, ChangelogTable
+from tests.integration.processing_time import wait_past, within_ttl
 from tests.reference import eq, nested_loop_join
 
 ORDER_COLUMNS = [("order_id", "BIGINT"), ("product_id", "BIGINT"), ("amount", "INT")]
@@ -311,31 +312,41 @@ def test_state_ttl_forgets_a_key_as_flink_does(senv: TableEnvironment, shared_di
     """STATE_TTL on the table an aggregation reads: within the TTL an unchanged result is
     emitted again (-U/+U, as Flink does with state TTL), and a key not written for longer is
     forgotten: its next row starts it afresh (+I), the old result is not retracted. (Times
-    are micro-batch start times: a first batch, which starts the query, comes first.)"""
-    import time
-
+    are the engine's processing time: tests/integration/processing_time.py.)"""
+    ttl_s = 5
     orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, ("order_id",))
     query = (
         senv.from_path("Orders")
         .group_by(col("product_id"))
         .select(col("product_id"), col("amount").sum.alias("total"))
-        .with_hint("STATE_TTL", Orders="6 s")
+        .with_hint("STATE_TTL", Orders=f"{ttl_s} s")
     )
-    assert "stateTtl=[6000 ms]" in query.explain()
+    assert f"stateTtl=[{ttl_s * 1000} ms]" in query.explain()
     result = query.execute()
     try:
-        for changes in ([("+I", (0, 99, 1))], [("+I", (1, 10, 5))], [("+I", (2, 10, 0))]):
-            orders.append(changes)  # the sum of product 10 stays 5 in the last one
-            result.process_all_available()
-        time.sleep(8)
-        orders.append([("+I", (3, 10, 7))])
+        orders.append([("+I", (0, 99, 1))])  # a first batch starts the query
         result.process_all_available()
-        got = [(r.kind.short_string, *r) for r in result.collect() if r[0] == 10]
+
+        def rewritten(attempt: int) -> None:  # product 10 + attempt, then its sum again
+            product = 10 + attempt
+            for changes in (
+                [("+I", (2 * product, product, 5))],
+                [("+I", (2 * product + 1, product, 0))],
+            ):
+                orders.append(changes)
+                result.process_all_available()
+
+        attempt, ran_by = within_ttl(ttl_s, rewritten)
+        wait_past(ran_by, ttl_s)
+        product = 10 + attempt
+        orders.append([("+I", (1000, product, 7))])
+        result.process_all_available()
+        got = [(r.kind.short_string, *r) for r in result.collect() if r[0] == product]
         assert got == [
-            ("+I", 10, 5),
-            ("-U", 10, 5),
-            ("+U", 10, 5),
-            ("+I", 10, 7),  # the state expired: a new start, 5 is not retracted
+            ("+I", product, 5),
+            ("-U", product, 5),
+            ("+U", product, 5),
+            ("+I", product, 7),  # the state expired: a new start, 5 is not retracted
         ]
     finally:
         result.cancel()

@@ -7,7 +7,6 @@ current contents, computed in plain Python (tests/reference.py).
 from __future__ import annotations
 
 import datetime as dt
-import time
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,13 @@ from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError,
 from tableapi.types import TimeKind
 from tests.integration.changelog_files import Change, ChangelogTable, fresh_root
 from tests.integration.files import write_json
+from tests.integration.processing_time import wait_past, within_ttl
 from tests.reference import JOIN_METHODS, as_bag, eq, nested_loop_join
 
 KINDS = JOIN_METHODS
 ORDER_COLUMNS = [("order_id", "BIGINT"), ("product_id", "BIGINT"), ("amount", "INT")]
 PRODUCT_COLUMNS = [("id", "BIGINT"), ("name", "STRING"), ("price", "INT")]
+TTL_S = 5  # the STATE_TTL tests' TTL
 
 
 def join_of(orders, products, kind: str, predicate):
@@ -213,28 +214,36 @@ def test_null_keys_never_match_but_null_safe_keys_do(
 def test_state_ttl_expires_rows_of_the_hinted_table(
     senv: TableEnvironment, shared_dir: Path
 ) -> None:
+    """A Product row joins an order of a later micro-batch within the TTL, and none once the
+    TTL has passed (on the engine's processing time: tests/integration/processing_time.py)."""
     orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS)
     products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS)
     query = (
         senv.from_path("Orders")
         .join(senv.from_path("Product"), col("product_id") == col("id"))
-        .with_hint("STATE_TTL", Product="8 s")
+        .with_hint("STATE_TTL", Product=f"{TTL_S} s")
     )
-    assert "rightStateTtl=[8000 ms]" in query.explain()
+    assert f"rightStateTtl=[{TTL_S * 1000} ms]" in query.explain()
     result = query.execute()
     try:
-        # A first batch warms the query up: later batches take well under the TTL.
+        # A first batch starts the query (its start-up is slower than the batches after).
         orders.append([("+I", (0, 99, 1))])
         result.process_all_available()
-        products.append([("+I", (10, "Apple", 2)), ("+I", (11, "Pear", 4))])
+
+        def alive(attempt: int) -> None:  # products, then an order of one: two batches
+            products.append([("+I", (10 + attempt, "Pear", 4)), ("+I", (20 + attempt, "Apple", 2))])
+            result.process_all_available()
+            orders.append([("+I", (1 + attempt, 10 + attempt, 1))])
+            result.process_all_available()
+
+        attempt, ran_by = within_ttl(TTL_S, alive)
+        joined = [repr(r) for r in result.collect()]
+        pears = [f"+I[{1 + a}, {10 + a}, 1, {10 + a}, Pear, 4]" for a in range(attempt + 1)]
+        assert pears[attempt] in joined and set(joined) <= set(pears), joined  # Pear alive
+        wait_past(ran_by, TTL_S)
+        orders.append([("+I", (100 + a, 20 + a, 1)) for a in range(attempt + 1)])
         result.process_all_available()
-        orders.append([("+I", (1, 11, 1))])  # Pear is still alive
-        result.process_all_available()
-        assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
-        time.sleep(9)  # > the TTL; the batches before took well under it
-        orders.append([("+I", (2, 10, 1))])  # Apple expired: no match
-        result.process_all_available()
-        assert [repr(r) for r in result.collect()] == ["+I[1, 11, 1, 11, Pear, 4]"]
+        assert [repr(r) for r in result.collect()] == joined  # every Apple expired: no match
     finally:
         result.cancel()
 
