@@ -207,8 +207,9 @@ class TableResult:
             return CollectedRows(self._stream())
 
     def iterate(self) -> CloseableIterator:
-        """The rows as they arrive from the server, a batch at a time, so that neither side
-        holds them all; ``close()`` (or leaving the ``with`` block) stops the transfer.
+        """The rows as they arrive from the server, an Arrow batch at a time, so that the
+        client never holds them all; ``close()`` (or leaving the ``with`` block) stops the
+        transfer.
 
         >>> with products.order_by(col("id")).execute().iterate() as rows:  # doctest: +SERVER
         ...     for row in rows:
