@@ -35,7 +35,7 @@ from tableapi.errors import SqlValidationError, ValidationError
 from tableapi.execution.printing import sql_client_tableau
 from tableapi.expressions import col, lit
 from tableapi.functions import FUNCTIONS
-from tableapi.result import Row, RowKind, StreamingTableResult, TableResult
+from tableapi.result import CollectedRows, Row, RowKind, StreamingTableResult, TableResult
 from tableapi.schema import ComputedColumn, Schema
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import parse_query, parse_statement
@@ -68,8 +68,8 @@ class LocalTableResult(TableResult):
         self._rows = [tuple(r) for r in rows]
         self._raw = raw  # EXPLAIN: print the text as it is, as Flink does
 
-    def collect(self) -> list[Row]:
-        return [Row.of(RowKind.INSERT, self.row_type.names, r) for r in self._rows]
+    def collect(self) -> CollectedRows:
+        return CollectedRows(Row.of(RowKind.INSERT, self.row_type.names, r) for r in self._rows)
 
     def print(self) -> None:
         """As Flink prints it: ``OK`` for a DDL statement, the text of an EXPLAIN, a tableau

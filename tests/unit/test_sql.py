@@ -694,3 +694,9 @@ def test_sql_query_takes_queries_only(env: TableEnvironment) -> None:
         env.sql_query("DROP TABLE Orders")
     with pytest.raises(ValidationError):
         env.sql_query("SELECT * FROM Orders; DROP TABLE Orders")
+
+
+def test_a_statements_rows_are_a_list_and_a_context_manager_as_pyflinks() -> None:
+    env = sql_env("batch")
+    with env.execute_sql("SHOW TABLES").collect() as rows:
+        assert "Orders" in [row[0] for row in rows]
