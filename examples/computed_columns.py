@@ -13,16 +13,20 @@ Reading T2 puts a projection that computes b, e_upper and pt right above a scan 
 physical columns a, c, e. Writing into a table with computed columns writes the physical
 columns only.
 
-Run it with ``python examples/computed_columns.py`` (starts an embedded Spark Connect server).
+Run it with ``python examples/computed_columns.py`` (starts an embedded Spark Connect server)
+or ``python examples/computed_columns.py sc://host:port``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
+
+ROWS = [(1, 100, "apple"), (2, 200, "pear"), (3, 300, "fig")]  # a, c, e: the physical columns
 
 
 def t2_schema() -> Schema:
@@ -57,7 +61,7 @@ def main(env: TableEnvironment | None = None) -> None:
         # The source files hold the physical columns only.
         (root / "t2").mkdir()
         with open(root / "t2" / "part-0.json", "w") as f:
-            for a, c, e in [(1, 100, "apple"), (2, 200, "pear"), (3, 300, "fig")]:
+            for a, c, e in ROWS:
                 f.write(json.dumps({"a": a, "c": c, "e": e}) + "\n")
         env.create_temporary_table("T2", file_table(root / "t2"))
         env.create_temporary_table("T2_sink", file_table(root / "t2_sink"))  # same schema
@@ -104,5 +108,5 @@ def run_queries(env: TableEnvironment, sink_dir: Path) -> None:
     ).order_by(col("a")).execute().print()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # an optional sc://host:port: else an embedded server
+    main(TableEnvironment.create(remote=sys.argv[1]) if len(sys.argv) > 1 else None)

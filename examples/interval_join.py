@@ -9,12 +9,14 @@ written the way PyFlink's Table API writes it. In batch mode this is a plain joi
 condition carries the time bound: Spark hashes on the order id and checks the bound on
 each match.
 
-Run it with ``python examples/interval_join.py`` (starts an embedded Spark Connect server).
+Run it with ``python examples/interval_join.py`` (starts an embedded Spark Connect server) or
+``python examples/interval_join.py sc://host:port``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 
 from tableapi import TableEnvironment, col, lit
 
@@ -70,5 +72,5 @@ def main(env: TableEnvironment | None = None) -> None:
         env.close()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # an optional sc://host:port: else an embedded server
+    main(TableEnvironment.create(remote=sys.argv[1]) if len(sys.argv) > 1 else None)

@@ -6,12 +6,14 @@ Both tables are JSON files in a temporary directory, registered with the filesys
 connector. Shows an inner join, a left outer join (orders without a product are kept and
 padded with NULLs) and a BROADCAST hint.
 
-Run it with ``python examples/regular_join.py`` (starts an embedded Spark Connect server).
+Run it with ``python examples/regular_join.py`` (starts an embedded Spark Connect server) or
+``python examples/regular_join.py sc://host:port``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -146,5 +148,5 @@ def _join_line(physical_plan: str) -> str:
     )
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # an optional sc://host:port: else an embedded server
+    main(TableEnvironment.create(remote=sys.argv[1]) if len(sys.argv) > 1 else None)

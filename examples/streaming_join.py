@@ -8,17 +8,41 @@ example prints the changes the join emitted and the materialized result:
 - when its product arrives, the padded row is retracted (-D) and the joined row inserted;
 - when the product is deleted, the joined row is retracted and the padded row comes back.
 
-Run it with ``python examples/streaming_join.py`` (starts an embedded Spark Connect server).
+Run it with ``python examples/streaming_join.py`` (starts an embedded Spark Connect server) or
+``python examples/streaming_join.py sc://host:port``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
+
+# The changes, one file per step: (title, table, rows with their kind in "op").
+STEPS = [
+    (
+        "two orders, no products yet",
+        "Orders",
+        [
+            {"op": "+I", "order_id": 1, "product_id": 10, "amount": 3},
+            {"op": "+I", "order_id": 2, "product_id": 11, "amount": 5},
+        ],
+    ),
+    ("product 10 arrives", "Product", [{"op": "+I", "id": 10, "name": "Apple", "price": 2}]),
+    (
+        "product 10 changes its price",
+        "Product",
+        [
+            {"op": "-U", "id": 10, "name": "Apple", "price": 2},
+            {"op": "+U", "id": 10, "name": "Apple", "price": 3},
+        ],
+    ),
+    ("product 10 is deleted", "Product", [{"op": "-D", "id": 10, "name": "Apple", "price": 3}]),
+]
 
 
 def changelog_table(env: TableEnvironment, name: str, root: Path, schema: Schema) -> Path:
@@ -47,8 +71,8 @@ def append(path: Path, records: list[dict]) -> None:
     os.replace(tmp, path / f"part-{n:04d}.json")
 
 
-def main() -> None:
-    env = TableEnvironment.create(mode="streaming")
+def main(remote: str | None = None) -> None:
+    env = TableEnvironment.create(mode="streaming", remote=remote)
     with tempfile.TemporaryDirectory(prefix="streaming_join_") as tmp:
         root = Path(tmp)
         orders = changelog_table(
@@ -78,34 +102,10 @@ def main() -> None:
         )
         print(joined.explain())
         result = joined.execute()
-        steps = [
-            (
-                "two orders, no products yet",
-                orders,
-                [
-                    {"op": "+I", "order_id": 1, "product_id": 10, "amount": 3},
-                    {"op": "+I", "order_id": 2, "product_id": 11, "amount": 5},
-                ],
-            ),
-            ("product 10 arrives", product, [{"op": "+I", "id": 10, "name": "Apple", "price": 2}]),
-            (
-                "product 10 changes its price",
-                product,
-                [
-                    {"op": "-U", "id": 10, "name": "Apple", "price": 2},
-                    {"op": "+U", "id": 10, "name": "Apple", "price": 3},
-                ],
-            ),
-            (
-                "product 10 is deleted",
-                product,
-                [{"op": "-D", "id": 10, "name": "Apple", "price": 3}],
-            ),
-        ]
         seen = 0
         try:
-            for title, path, records in steps:
-                append(path, records)
+            for title, table, records in STEPS:
+                append(orders if table == "Orders" else product, records)
                 result.process_all_available()
                 changes = result.collect()
                 print(f"\n-- {title}: the join emitted")
@@ -120,4 +120,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -12,13 +12,15 @@ Each order is converted with the rate that was valid when the order was placed
    to their end, which moves event time to +infinity: the 11:04 order, ahead of every
    watermark the data gives, is emitted too.
 
-Batch mode (1-3): Spark's as-of join does the work. Run ``python examples/temporal_join.py``.
+Batch mode (1-3): Spark's as-of join does the work. Run ``python examples/temporal_join.py``
+(embedded server) or pass ``sc://host:port``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -137,5 +139,5 @@ def main(env: TableEnvironment | None = None) -> None:
         env.close()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # an optional sc://host:port: else an embedded server
+    main(TableEnvironment.create(remote=sys.argv[1]) if len(sys.argv) > 1 else None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 from tableapi import TableEnvironment
 from tableapi.config import OPERATOR_TIER
-from tableapi.session import close, connect, redacted
+from tableapi.session import EmbeddedServer, close, connect, redacted
 from tests.postgres import postgres  # noqa: F401  (the session fixture: jdbc tables)
 from tests.servers import TestServer, start_test_server
 
@@ -68,6 +69,17 @@ def test_server(pytestconfig: pytest.Config) -> Iterator[TestServer]:
 @pytest.fixture(scope="session")
 def server_url(test_server: TestServer) -> str:
     return test_server.url
+
+
+@pytest.fixture(scope="session")
+def token_server() -> Iterator[tuple[EmbeddedServer, str]]:
+    """A second server, of this machine whatever the run's is, started with a token (its URL
+    carries it): for the token tests, and for the examples (they read this machine's
+    temporary files). One start serves both."""
+    token = secrets.token_hex(16)
+    server = EmbeddedServer.start(token=token)
+    yield server, token
+    server.stop()
 
 
 @pytest.fixture

@@ -1,52 +1,132 @@
-"""The streaming part of ``python -m tableapi`` (tableapi/demo.py, parts 4-7) on the test
-server: its printed changelogs are checked against the same joins computed in plain Python,
-and part 7's printed database table after each step against the same aggregate."""
+"""The README's first command, ``python -m tableapi``, run as the README says: a process of its
+own that starts an embedded server (here with port 15002 taken, as on a machine where another
+server runs: the embedded one must pick a free port). What it prints is checked: parts 1-3's
+tables against the same queries computed in plain Python, parts 4-7's changelogs against the
+same joins, part 7's database table after each step against the same aggregate."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import socket
+import subprocess
+import sys
 from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from tableapi import demo
-from tableapi.result import RowKind
+from tests.integration.printed import (
+    changes,
+    check_left_join_steps,
+    money,
+    sections,
+    show,
+    tables,
+)
 from tests.reference import eq, nested_loop_join
 
-CHANGE = re.compile(r"^\s*([+-][IUD])\[(.*)\]$")
+ROOT = Path(__file__).resolve().parents[2]
 DAY = "2026-11-23"
+# The rows tableapi/demo.py writes for parts 1-3.
+ORDERS = [(1, 10, 3), (2, 11, 1), (3, 10, 2), (4, 12, 5), (5, 99, 1)]
+PRODUCTS = [(10, "Apple", "0.50"), (11, "Pear", "0.75"), (12, "Fig", "1.20"), (13, "Kiwi", "0.30")]
+SHIP_ORDERS = [(1, "10:00"), (2, "10:30"), (3, "11:00"), (4, "12:00")]
+SHIPMENTS = [(1, "11:00"), (2, "15:00"), (3, "15:00"), (4, "11:30")]
+T2 = [(1, "apple"), (2, "pear")]
 
 
-def show(values: tuple) -> str:
-    """A row's values as the demo prints them (``Row.__repr__``)."""
-    return ", ".join("<NULL>" if v is None else str(v) for v in values)
+def readme_demo_command() -> list[str]:
+    """The README's first command's last step (after the install), as an argument list."""
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("# install, then run the demo") :]
+    line = next(line for line in block.splitlines() if not line.startswith("#"))
+    command = line.split("&&")[-1].split()
+    assert command == [".venv/bin/python", "-m", "tableapi"], line
+    return [sys.executable, *command[1:]]  # the venv's python runs the tests
 
 
-def changes(lines: list[str]) -> list[tuple[str, str]]:
-    return [(m[1], m[2]) for line in lines if (m := CHANGE.match(line))]
+@contextlib.contextmanager
+def port_15002_taken() -> Iterator[None]:
+    """Spark Connect's default port held (or already held by someone else: the same)."""
+    blocker = socket.socket()
+    try:
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        with contextlib.suppress(OSError):
+            blocker.bind(("0.0.0.0", 15002))
+            blocker.listen()
+        yield
+    finally:
+        blocker.close()
 
 
-def sections(out: str) -> dict[str, list[str]]:
-    """The printed lines of parts 4 to 7, by part number."""
-    parts: dict[str, list[str]] = {}
-    current = None
-    for line in out.splitlines():
-        if m := re.match(r"^([4-7])\. Streaming", line):
-            current = m[1]
-            parts[current] = []
-        elif current is not None:
-            parts[current].append(line)
-    return parts
+def test_the_readme_demo_command_prints_right_results() -> None:
+    # As a user runs it: none of the test run's TABLEAPI_ settings.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLEAPI_")}
+    with port_15002_taken():
+        done = subprocess.run(
+            readme_demo_command(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,  # catches a hang only: the demo takes about a minute
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Starting an embedded Spark Connect server" in done.stdout
+    check_demo_output(done.stdout)
 
 
-def test_demo_streaming_part_prints_the_joins_changelogs(
-    server_url: str, shared_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    demo.streaming_joins(server_url, shared_dir)
-    parts = sections(capsys.readouterr().out)
-    assert sorted(parts) == ["4", "5", "6", "7"], parts
+def check_demo_output(out: str) -> None:
+    """All seven parts printed, each one's results right, and the run's end."""
+    parts = sections(out)
+    assert sorted(parts) == [str(n) for n in range(1, 8)], sorted(parts)
+    check_batch_parts(parts)
+    check_streaming_parts(parts)
+    assert re.search(r"^Done in \d+ s\.", out, re.M), out[-3000:]
 
+
+def check_batch_parts(parts: dict[str, list[str]]) -> None:
+    # 1. Inner join (order 5 has no product), left join (padded), the BROADCAST hint.
+    inner, left = tables("\n".join(parts["1"]))
+    price = {p: (name, cost) for p, name, cost in PRODUCTS}
+    want = [(str(o), price[p][0], money(n, price[p][1])) for o, p, n in ORDERS if p in price]
+    assert inner == (("order_id", "name", "total"), want)
+    want = [
+        (str(o), str(p), *((price[p][0], price[p][1]) if p in price else ("<NULL>", "<NULL>")))
+        for o, p, _ in ORDERS
+    ]
+    assert left == (("order_id", "product_id", "name", "price"), want)
+    text = "\n".join(parts["1"])
+    assert "hints=[[BROADCAST right:Product]]" in text and "BroadcastHashJoin" in text
+
+    # 2. Interval join: shipped within 4 hours of the order, bounds included.
+    (joined,) = tables("\n".join(parts["2"]))
+    at = lambda hh_mm: datetime.fromisoformat(f"2024-01-01 {hh_mm}")  # noqa: E731
+    want = [
+        (str(o), f"{at(ot)}.000", str(s), f"{at(st)}.000")
+        for o, ot in SHIP_ORDERS
+        for s, st in SHIPMENTS
+        if o == s and at(st) - timedelta(hours=4) <= at(ot) <= at(st)
+    ]
+    assert joined == (("order_id", "o_rowtime", "s_order_id", "s_rowtime"), want)
+    assert [r[0] for r in want] == ["1", "3"]
+
+    # 3. Computed columns read, and written: the sink's files hold the physical columns only.
+    read, written = tables("\n".join(parts["3"]))
+    assert read[0] == ("a", "b", "e", "e_upper", "pt")
+    assert [r[:4] for r in read[1]] == [(str(a), str(a + 1), e, e.upper()) for a, e in T2]
+    assert len({r[4] for r in read[1]}) == 1  # PROCTIME(): the query's time, one per batch
+    assert "JSON keys in the written files: ['a', 'e']" in parts["3"]
+    assert written == (
+        ("a", "b", "e", "e_upper"),
+        [(str(10 * a), str(10 * a + 1), e.upper(), e.upper()) for a, e in T2],
+    )
+
+
+def check_streaming_parts(parts: dict[str, list[str]]) -> None:
     check_changelog_join(parts["4"])
     check_aggregated_join(parts["4"])
 
@@ -97,8 +177,7 @@ def test_demo_streaming_part_prints_the_joins_changelogs(
 
 
 def check_changelog_join(lines: list[str]) -> None:
-    """Part 4: after each step, the changes printed so far, applied in order, give the left
-    join of the tables' current rows, and no change retracts a row that is not there."""
+    """Part 4's changes, step by step (each step's lines follow its ``-- step`` line)."""
     steps: list[list[str]] = []
     for line in lines:
         if line.startswith("-- step "):
@@ -107,34 +186,7 @@ def check_changelog_join(lines: list[str]) -> None:
             break
         elif steps:
             steps[-1].append(line)
-    assert len(steps) == len(demo.CHANGELOG_STEPS)
-    tables: dict[str, dict[int, tuple]] = {"Orders": {}, "Product": {}}
-    result: Counter[str] = Counter()
-    for (_title, table, rows), printed in zip(demo.CHANGELOG_STEPS, steps, strict=True):
-        for r in rows:
-            values = tuple(v for k, v in r.items() if k != "op")
-            if r["op"] in ("+I", "+U"):
-                tables[table][values[0]] = values
-            else:
-                del tables[table][values[0]]
-        emitted = changes(printed)
-        assert emitted, f"step {_title!r} printed no change"
-        for kind, row in emitted:
-            if kind in (RowKind.INSERT.short_string, RowKind.UPDATE_AFTER.short_string):
-                result[row] += 1
-            else:
-                assert result[row] > 0, f"{kind}[{row}] retracts a row the result does not hold"
-                result[row] -= 1
-        want = nested_loop_join(
-            list(tables["Orders"].values()),
-            list(tables["Product"].values()),
-            "left",
-            lambda o, p: eq(o[1], p[0]),
-            widths=(3, 3),
-        )
-        assert +result == Counter(show(w) for w in want), _title
-    # Step 2 retracts order 1's padded row: the changelog really has retractions.
-    assert ("-D", show((1, 10, 3, None, None, None))) in changes(steps[1])
+    check_left_join_steps(demo.CHANGELOG_STEPS, steps)
 
 
 def check_aggregated_join(lines: list[str]) -> None:

@@ -77,31 +77,6 @@ def test_server_reports_its_marker(env: TableEnvironment) -> None:
     assert "RocksDB" in env.spark.conf.get("spark.sql.streaming.stateStore.providerClass")
 
 
-def test_embedded_server_starts_on_a_free_port_even_when_15002_is_taken() -> None:
-    """create() without remote must not clash with a server (here: a socket) on 15002."""
-    blocker = socket.socket()
-    try:
-        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            blocker.bind(("0.0.0.0", 15002))
-            blocker.listen()
-        except OSError:
-            pass  # something else holds 15002 already: the same situation
-        code = textwrap.dedent("""
-            from tableapi import TableEnvironment, col
-            env = TableEnvironment.create()
-            rows = env.from_elements([(1, 'a'), (2, 'b')], ['id', 's']) \\
-                .where(col('id') > 1).execute().collect()
-            print('ROWS', rows)
-        """)
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
-        )
-        assert "ROWS [+I[2, b]]" in done.stdout, done.stdout + done.stderr[-3000:]
-    finally:
-        blocker.close()
-
-
 def test_to_spark_hands_over_a_connect_dataframe(env: TableEnvironment) -> None:
     table = env.from_elements([(1, "a"), (2, "b")], ["id", "s"]).where(col("id") > 1)
     df = table.to_spark()

@@ -11,11 +11,9 @@
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 
 import pytest
 
@@ -37,14 +35,6 @@ def test_serve_refuses_an_open_address_without_a_token() -> None:
     assert "Refusing to listen on 0.0.0.0 without a token" in done.stderr
     assert "--token" in done.stderr and "--allow-unauthenticated" in done.stderr
     assert done.stdout == ""  # refused before Spark starts (its launcher prints the heap)
-
-
-@pytest.fixture(scope="module")
-def token_server() -> Iterator[tuple[EmbeddedServer, str]]:
-    token = secrets.token_hex(16)
-    server = EmbeddedServer.start(master="local[1]", token=token)
-    yield server, token
-    server.stop()
 
 
 def test_a_server_with_a_token_refuses_clients_without_it(
