@@ -92,27 +92,27 @@ def check_batch_parts(parts: dict[str, list[str]]) -> None:
     # 1. Inner join (order 5 has no product), left join (padded), the BROADCAST hint.
     inner, left = tables("\n".join(parts["1"]))
     price = {p: (name, cost) for p, name, cost in PRODUCTS}
-    want = [(str(o), price[p][0], money(n, price[p][1])) for o, p, n in ORDERS if p in price]
-    assert inner == (("order_id", "name", "total"), want)
-    want = [
+    want_inner = [(str(o), price[p][0], money(n, price[p][1])) for o, p, n in ORDERS if p in price]
+    assert inner == (("order_id", "name", "total"), want_inner)
+    want_left = [
         (str(o), str(p), *((price[p][0], price[p][1]) if p in price else ("<NULL>", "<NULL>")))
         for o, p, _ in ORDERS
     ]
-    assert left == (("order_id", "product_id", "name", "price"), want)
+    assert left == (("order_id", "product_id", "name", "price"), want_left)
     text = "\n".join(parts["1"])
     assert "hints=[[BROADCAST right:Product]]" in text and "BroadcastHashJoin" in text
 
     # 2. Interval join: shipped within 4 hours of the order, bounds included.
     (joined,) = tables("\n".join(parts["2"]))
     at = lambda hh_mm: datetime.fromisoformat(f"2024-01-01 {hh_mm}")  # noqa: E731
-    want = [
+    shipped = [
         (str(o), f"{at(ot)}.000", str(s), f"{at(st)}.000")
         for o, ot in SHIP_ORDERS
         for s, st in SHIPMENTS
         if o == s and at(st) - timedelta(hours=4) <= at(ot) <= at(st)
     ]
-    assert joined == (("order_id", "o_rowtime", "s_order_id", "s_rowtime"), want)
-    assert [r[0] for r in want] == ["1", "3"]
+    assert joined == (("order_id", "o_rowtime", "s_order_id", "s_rowtime"), shipped)
+    assert [r[0] for r in shipped] == ["1", "3"]
 
     # 3. Computed columns read, and written: the sink's files hold the physical columns only.
     read, written = tables("\n".join(parts["3"]))
@@ -172,8 +172,8 @@ def check_streaming_parts(parts: dict[str, list[str]]) -> None:
             if customer in country:
                 revenue, n = totals.get(country[customer], (0, 0))
                 totals[country[customer]] = (revenue + amount, n + 1)
-        want = sorted((c, revenue, n) for c, (revenue, n) in totals.items())
-        assert line == f"   the revenue table: {want}", _title
+        table = sorted((c, revenue, n) for c, (revenue, n) in totals.items())
+        assert line == f"   the revenue table: {table}", _title
 
 
 def check_changelog_join(lines: list[str]) -> None:
@@ -219,8 +219,8 @@ def check_aggregated_join(lines: list[str]) -> None:
         widths=(3, 3),
     )  # fmt: skip
     per_name: dict = {}
-    for row in joined:
-        n, total = per_name.get(row[4], (0, 0))
-        per_name[row[4]] = (n + 1, total + row[2])
+    for joined_row in joined:
+        n, total = per_name.get(joined_row[4], (0, 0))
+        per_name[joined_row[4]] = (n + 1, total + joined_row[2])
     assert +result == Counter(show((name, n, total)) for name, (n, total) in per_name.items())
     assert {"-U", "+U", "-D"} <= {kind for kind, _ in changes(printed)}
