@@ -33,15 +33,7 @@ from tests.conformance.model import (
     walk_queries,
     write_product_files,
 )
-
-_CMP = {
-    "=": lambda a, b: a == b,
-    "<>": lambda a, b: a != b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
+from tests.conformance.reference import COMPARISONS
 
 
 def pred_expr(p: Pred) -> Expression:
@@ -53,7 +45,7 @@ def pred_expr(p: Pred) -> Expression:
     """
     if "cmp" in p:
         right = col(p["right"]) if "right" in p else lit(p["value"])
-        return _CMP[p["cmp"]](col(p["left"]), right)
+        return COMPARISONS[p["cmp"]](col(p["left"]), right)
     if "is_null" in p:
         return col(p["is_null"]).is_null
     if "not_null" in p:

@@ -351,7 +351,9 @@ def eq(a: Any, b: Any) -> bool:
     return cmp3("=", a, b) is True
 
 
-_CMP: dict[str, Callable[[Any, Any], bool]] = {
+#: The generator's comparison operators as Python functions (also applied to the product's
+#: Column expressions by ``product.py``).
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "=": lambda a, b: a == b,
     "<>": lambda a, b: a != b,
     "<": lambda a, b: a < b,
@@ -370,7 +372,7 @@ def cmp3(op: str, a: Any, b: Any) -> bool | None:
     """
     if a is None or b is None:
         return None
-    return _CMP[op](a, b)
+    return bool(COMPARISONS[op](a, b))
 
 
 def _and3(values: Any) -> bool | None:

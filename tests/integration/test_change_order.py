@@ -26,6 +26,7 @@ import pytest
 
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.session import EmbeddedServer
+from tests.integration.changelog_files import applied
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -118,18 +119,6 @@ def register(
         .option("changelog.op-column", "op")
         .build(),
     )
-
-
-def applied(changelog: list[tuple[str, tuple[Any, ...]]]) -> Counter[tuple[Any, ...]]:
-    """The changelog applied in order; a retraction of a row that is not there fails."""
-    rows: Counter[tuple[Any, ...]] = Counter()
-    for i, (kind, row) in enumerate(changelog):
-        if kind in ("+I", "+U"):
-            rows[row] += 1
-        else:
-            assert rows[row] > 0, f"change {i} {kind}{list(row)} retracts a row not there"
-            rows[row] -= 1
-    return +rows
 
 
 def splits(env: TableEnvironment, path: Path, fmt: str) -> int:
