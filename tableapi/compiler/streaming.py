@@ -18,7 +18,6 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -228,10 +227,10 @@ class StreamingCompiler(Compiler):
             reader = reader.option(k, v)
         df: DataFrame = reader.load(source.path)
         if op:
-            df = self._in_file_order(df, node.row_type.names, op, node)
+            df = self._in_file_order(df, node, source, op)
         return self._with_watermark(df, node)
 
-    def _in_file_order(self, df: DataFrame, names: Sequence[str], op: str, node: Scan) -> DataFrame:
+    def _in_file_order(self, df: DataFrame, node: Scan, source: FileSource, op: str) -> DataFrame:
         """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
         table, as sortable text: its file's modification time in nanoseconds (Spark's own
         has milliseconds, which files written back to back share: ``file_time``, which fails
@@ -241,11 +240,10 @@ class StreamingCompiler(Compiler):
         the file split; and the row's position in its task's reading order (a task reads a
         split from start to end; nothing else in Spark keeps that order: a sort that spills
         merges equal keys in any order)."""
+        names = node.row_type.names
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
         df = self._positions(df, _POSITION, ref("__file_block_start"))
-        source = node.source
-        assert isinstance(source, FileSource)
         if source.file_order == FILE_ORDERS[0]:
             df = self._file_times(df, node.table_name)
             time = ref(_FILE_TIME).cast("string")

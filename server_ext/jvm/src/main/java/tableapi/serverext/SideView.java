@@ -89,7 +89,7 @@ final class SideView {
     Object key = keyOf(row);
     Entry e = rows.get(key);
     if (e == null) {
-      UnseenRetractions.dropped("join", java.util.Arrays.toString(row));
+      UnseenRetractions.dropped("join", row);
       return;
     }
     if (e.count > 1) {

@@ -1,5 +1,6 @@
 package tableapi.serverext;
 
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,15 +22,23 @@ final class UnseenRetractions {
 
   private UnseenRetractions() {}
 
-  /** One more retraction that {@code operator} drops, of {@code what} (for the warning). */
+  /**
+   * One more retraction that {@code operator} drops, of {@code what} (a row's fields or a
+   * key, formatted only when the warning is logged).
+   */
   static void dropped(String operator, Object what) {
     long n = COUNTS.computeIfAbsent(operator, k -> new AtomicLong()).incrementAndGet();
-    if (Long.toString(n).matches("10*")) {
+    if (isPowerOfTen(n)) {
       LOG.warn("{}: a retraction of a row it holds no state for was dropped ({} in this JVM so"
           + " far), e.g. {}: the input retracts a row it never inserted, its inserts came"
           + " after their retractions, or the state TTL expired the row",
-          operator, n, what);
+          operator, n, what instanceof Object[] fields ? Arrays.toString(fields) : what);
     }
+  }
+
+  private static boolean isPowerOfTen(long n) {
+    while (n >= 10 && n % 10 == 0) n /= 10;
+    return n == 1;
   }
 
   /** The counts so far, by operator. */
