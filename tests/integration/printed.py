@@ -110,3 +110,28 @@ def check_left_join_steps(
         assert +result == Counter(show(w) for w in want), title
     # The second step retracts order 1's padded row: the changelog really has retractions.
     assert ("-D", show((1, 10, 3, None, None, None))) in changes(printed[1])
+
+
+def revenue_after_steps(
+    steps: Sequence[tuple[str, Sequence[tuple[str, int, int, int]]]], country: dict[int, str]
+) -> list[list[tuple[str, int, int]]]:
+    """The jdbc sink's revenue table after each step of order changes (``(op, order,
+    customer, amount)``, +I/+U upsert an order, -D deletes it): ``(country, revenue, orders)``
+    per country, sorted; orders of a customer without a country are not counted (the lookup
+    join's inner side)."""
+    orders: dict[int, tuple[int, int]] = {}
+    tables = []
+    for _title, changes in steps:
+        for op, order, customer, amount in changes:
+            if op in ("+I", "+U"):
+                orders[order] = (customer, amount)
+            elif op == "-D":
+                del orders[order]
+        revenue: Counter[str] = Counter()
+        counts: Counter[str] = Counter()
+        for customer, amount in orders.values():
+            if customer in country:
+                revenue[country[customer]] += amount
+                counts[country[customer]] += 1
+        tables.append(sorted((c, revenue[c], counts[c]) for c in revenue))
+    return tables

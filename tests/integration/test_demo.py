@@ -22,6 +22,7 @@ from tests.integration.printed import (
     changes,
     check_left_join_steps,
     money,
+    revenue_after_steps,
     sections,
     show,
     tables,
@@ -158,22 +159,11 @@ def check_streaming_parts(parts: dict[str, list[str]]) -> None:
     # 7. The SQLite table after each step: revenue and orders per country of the orders
     # whose customer is in the table (an inner lookup join), one row per country.
     printed = [line for line in parts["7"] if line.startswith("   the revenue table: ")]
-    assert len(printed) == len(demo.SINK_STEPS)
     country = {c: k for c, _, k in demo.LOOKUP_CUSTOMERS}
-    orders: dict[int, tuple[int, int]] = {}
-    for (_title, steps), line in zip(demo.SINK_STEPS, printed, strict=True):
-        for op, order, customer, amount in steps:
-            if op in ("+I", "+U"):
-                orders[order] = (customer, amount)
-            elif op == "-D":
-                del orders[order]
-        totals: dict[str, tuple[int, int]] = {}
-        for customer, amount in orders.values():
-            if customer in country:
-                revenue, n = totals.get(country[customer], (0, 0))
-                totals[country[customer]] = (revenue + amount, n + 1)
-        table = sorted((c, revenue, n) for c, (revenue, n) in totals.items())
-        assert line == f"   the revenue table: {table}", _title
+    tables = revenue_after_steps(demo.SINK_STEPS, country)
+    assert len(printed) == len(tables)
+    for (title, _), line, table in zip(demo.SINK_STEPS, printed, tables, strict=True):
+        assert line == f"   the revenue table: {table}", title
 
 
 def check_changelog_join(lines: list[str]) -> None:

@@ -23,7 +23,14 @@ from typing import Any
 import pytest
 
 from tableapi.session import EmbeddedServer
-from tests.integration.printed import changes, check_left_join_steps, money, show, tables
+from tests.integration.printed import (
+    changes,
+    check_left_join_steps,
+    money,
+    revenue_after_steps,
+    show,
+    tables,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -195,20 +202,9 @@ def test_jdbc_sink(url: str, tmp_path: Path) -> None:
     out = run("jdbc_sink", url, "--data", str(tmp_path))
     printed = [line for line in out.splitlines() if line.startswith("   revenue table: ")]
     country = {c: k for c, _, k in m.CUSTOMERS}
-    orders: dict[int, tuple[int, int]] = {}
-    assert len(printed) == len(m.STEPS)
-    for (title, steps), line in zip(m.STEPS, printed, strict=True):
-        for op, order, customer, amount in steps:
-            if op in ("+I", "+U"):
-                orders[order] = (customer, amount)
-            elif op == "-D":
-                del orders[order]
-        totals: Counter[str] = Counter()
-        counts: Counter[str] = Counter()
-        for customer, amount in orders.values():
-            totals[country[customer]] += amount
-            counts[country[customer]] += 1
-        want = sorted((c, totals[c], counts[c]) for c in totals)
+    wants = revenue_after_steps(m.STEPS, country)
+    assert len(printed) == len(wants)
+    for (title, _), line, want in zip(m.STEPS, printed, wants, strict=True):
         assert line == f"   revenue table: {want}", title
 
 
