@@ -21,7 +21,6 @@ from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.plan.changelog import (
     AggPhaseStrategy,
-    OperatorTier,
     StateBackend,
     StreamingOptions,
 )
@@ -29,7 +28,6 @@ from tableapi.plan.changelog import (
 # The options the product reads (Flink's names where Flink has the option).
 STATE_TTL = "table.exec.state.ttl"
 NATIVE_JOINS = "table.exec.join.spark-native.enabled"
-OPERATOR_TIER = "table.exec.operator.tier"
 STATE_BACKEND = "state.backend.type"
 MULTI_JOIN_ENABLED = "table.optimizer.multi-join.enabled"
 MULTI_JOIN_MAX_TABLES = "table.optimizer.multi-join.max-tables"
@@ -111,8 +109,6 @@ class TableConfig:
             self._mini_batch_size(must=False)
         elif key == MULTI_JOIN_MAX_TABLES:
             self._max_tables()
-        elif key == OPERATOR_TIER:
-            self.operator_tier()
         elif key == STATE_BACKEND:
             self.state_backend()
         elif key == DEFAULT_PARALLELISM:
@@ -296,26 +292,9 @@ class TableConfig:
             )
         return None if value == "auto" else value == "true"
 
-    def operator_tier(self) -> OperatorTier:
-        """``table.exec.operator.tier``: where server_ext's stateful operators run: ``jvm``
-        (the default; the Python processors where the server has no JVM plugin, or no JVM
-        operator exists for a node) or ``python``.
-
-        >>> TableConfig().operator_tier().value
-        'jvm'
-        >>> TableConfig().set(OPERATOR_TIER, "Python").operator_tier().value
-        'python'
-        >>> TableConfig().set(OPERATOR_TIER, "gpu")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        tableapi.errors.ValidationError: table.exec.operator.tier must be one of ['jvm', ...
-        """
-        return _choice(self._values.get(OPERATOR_TIER), OPERATOR_TIER, OperatorTier.JVM)
-
     def state_backend(self) -> StateBackend:
         """``state.backend.type``: where streaming queries keep their state, Flink's names:
         ``hashmap`` (the default: Spark's HDFS-backed store, state in memory) or ``rocksdb``.
-        A query with a Python tier operator runs on RocksDB whatever this says.
 
         >>> TableConfig().state_backend().value
         'hashmap'
@@ -348,13 +327,12 @@ class TableConfig:
         """What streaming planning reads from the options.
 
         >>> options = TableConfig().set(STATE_TTL, "10 min").streaming_options()
-        >>> options.default_ttl_ms, options.operator_tier.value, options.state_backend.value
-        (600000, 'jvm', 'hashmap')
+        >>> options.default_ttl_ms, options.state_backend.value
+        (600000, 'hashmap')
         """
         return StreamingOptions(
             self.state_ttl_ms,
             self.flag(NATIVE_JOINS, True),
-            self.operator_tier(),
             self.state_backend(),
             mini_batch_ms=self.mini_batch_ms(),
             mini_batch_size=self._mini_batch_size(must=True) if self.mini_batch_ms() else None,
@@ -362,7 +340,7 @@ class TableConfig:
         )
 
 
-_E = TypeVar("_E", OperatorTier, StateBackend, AggPhaseStrategy)
+_E = TypeVar("_E", StateBackend, AggPhaseStrategy)
 
 
 def _choice(value: str | None, key: str, default: _E) -> _E:

@@ -18,8 +18,6 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from tableapi import session
 from tableapi.config import TableConfig
 from tableapi.connectors import JdbcOptions, SinkOnlyOptions
@@ -37,7 +35,7 @@ from tableapi.plan import (
     Source,
     SparkSource,
 )
-from tableapi.plan.changelog import OperatorTier, StreamingOptions
+from tableapi.plan.changelog import StreamingOptions
 from tableapi.rules import OptimizedPlan, optimize
 from tableapi.schema import Schema
 from tableapi.table import Table, TemporalTableFunction
@@ -429,23 +427,22 @@ Register it with create_temporary_table().
 
     def streaming_options(self) -> StreamingOptions | None:
         """What streaming planning reads from the options; None in batch mode. Once
-        connected, also whether the server has the JVM operator plugin (asked once per
-        session); before, explain takes it as there.
+        connected, also whether the server has the JVM operator plugin (the streaming
+        executor's options: asked once per session); before, explain takes it as there.
 
         >>> env = TableEnvironment.create(mode="streaming")
-        >>> env.config.set("table.exec.operator.tier", "python").get("table.exec.operator.tier")
-        'python'
-        >>> env.streaming_options().operator_tier.value
-        'python'
+        >>> env.config.set("table.exec.state.ttl", "1 h").get("table.exec.state.ttl")
+        '1 h'
+        >>> env.streaming_options().default_ttl_ms, env.streaming_options().jvm_plugin
+        (3600000, None)
         """
         if self.mode != "streaming":
             return None
-        options = self.config.streaming_options()
-        if self._spark is not None and options.operator_tier is OperatorTier.JVM:
-            from tableapi.compiler.jvm_operators import jvm_plugin_on_server
+        if self._spark is None:
+            return self.config.streaming_options()
+        from tableapi.execution.streaming import server_options
 
-            options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(self._spark))
-        return options
+        return server_options(self.config, self._spark)
 
     @property
     def executor(self) -> Executor:

@@ -1,18 +1,16 @@
-"""The client's way to server_ext's JVM operators: a Spark Connect extension relation that
-the server's ``tableapi.serverext.OperatorPlugin`` turns into a Java
-``flatMapGroupsWithState``.
+"""The client's way to server_ext's JVM operators, the only runtime of the stateful
+operators: a Spark Connect extension relation that the server's
+``tableapi.serverext.OperatorPlugin`` turns into a Java ``flatMapGroupsWithState``.
 
-The input is the tagged union the compiler builds for the Python processors (``__k0..``,
-``__side``, ``__kind``, ``__seq``, ``__l``, ``__r``: see ``server_ext.joins.spec``); the
-output is ``__kind`` plus the join's fields, exactly as the Python processor's. The wire
-format is ``server_ext.jvm.wire``.
+The input is the tagged union the compiler builds (``__k0..``, ``__side``, ``__kind``,
+``__seq``, ``__l``, ``__r``: see ``server_ext.joins.spec``); the output is ``__kind`` plus
+the operator's fields. The wire format is ``server_ext.jvm.wire``.
 
 Example::
 
-    if jvm_operators_available(spark):  # once per session
-        out = jvm_join(union, ["__k0"], spec, output_schema)
-    else:
-        out = union.groupBy("__k0").transformWithState(join_processor(spec), ...)
+    if not jvm_plugin_on_server(spark):  # asked once per session
+        raise ValidationError(NO_PLUGIN)
+    out = jvm_join(union, ["__k0"], spec, output_schema)
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ from server_ext.jvm import wire
 from server_ext.operators import OperatorSpec, registered
 
 __all__ = [
+    "NO_PLUGIN",
     "jvm_executors",
     "jvm_file_time",
     "jvm_join",
@@ -50,9 +49,21 @@ __all__ = [
     "jvm_unseen_retractions",
 ]
 
+#: What a stateful streaming query on a server without the plugin is told.
+NO_PLUGIN = (
+    "Stateful streaming operators (aggregations, distinct(), and joins other than Spark's own "
+    "inner ones) run in server_ext's JVM operator plugin only, and this Spark Connect server "
+    "does not have it. "
+    "Start the server with `python -m server_ext serve` where a JDK 17 is (it builds and loads "
+    "the plugin jar), install a wheel built where a JDK was (it carries "
+    "server_ext/jvm/tableapi-server-ext.jar), or add the jar to an existing server with "
+    "spark.jars and spark.connect.extensions.relation.classes=tableapi.serverext."
+    'OperatorPlugin (`python -c "from server_ext.jvm import plugin_conf; print(plugin_conf())"` '
+    "prints both)."
+)
+
 # session_id -> does its server run the plugin (asked once per session).
 _plugin_by_session: dict[str, bool] = {}
-_warned: set[str] = set()  # sessions told that their server has no plugin
 _plugin_lock = threading.Lock()
 
 
@@ -198,12 +209,12 @@ def jvm_executors(spark: SparkSession) -> list[str]:
 
 def jvm_operators_available(spark: SparkSession) -> bool:
     """Does the server run server_ext's JVM operator plugin of this client's wire version?
-    One analyze round trip; call it once per session. A server without the plugin (or with
-    another version, which is also warned about) means the Python processors.
+    One analyze round trip: ask :func:`jvm_plugin_on_server` instead, which asks once per
+    session. A plugin of another version is warned about and taken as none.
 
     Example::
 
-        tier = "jvm" if jvm_operators_available(spark) else "python"
+        assert jvm_operators_available(spark), NO_PLUGIN
     """
     try:
         schema = DataFrame(_JvmOperator(None, "probe"), spark).schema
@@ -214,7 +225,7 @@ def jvm_operators_available(spark: SparkSession) -> bool:
         if "speaks wire version" in text:
             warnings.warn(
                 "the server's server_ext JVM plugin is of another version than this client: "
-                "using the Python operators (install the same flink-tableapi-spark on both)",
+                "install the same flink-tableapi-spark on both",
                 stacklevel=2,
             )
             return False
@@ -236,10 +247,9 @@ def jvm_unseen_retractions(spark: SparkSession) -> dict[str, int]:
     return {row[0]: int(row[1]) for row in rows}
 
 
-def jvm_plugin_on_server(spark: SparkSession, for_operators: bool = True) -> bool:
-    """:func:`jvm_operators_available`, asked once per session; a server without the plugin
-    is warned about once when ``for_operators`` (its joins then run on the Python tier; a
-    changelog scan's positions have a Python twin that is only slower).
+def jvm_plugin_on_server(spark: SparkSession) -> bool:
+    """:func:`jvm_operators_available`, asked once per session: the one probe of the plugin
+    (the streaming executor's options carry its answer to planning and compiling).
 
     Example::
 
@@ -249,14 +259,4 @@ def jvm_plugin_on_server(spark: SparkSession, for_operators: bool = True) -> boo
         known = _plugin_by_session.get(spark.session_id)
         if known is None:
             known = _plugin_by_session[spark.session_id] = jvm_operators_available(spark)
-        if not known and for_operators and spark.session_id not in _warned:
-            _warned.add(spark.session_id)
-            warnings.warn(
-                "The Spark Connect server has no server_ext JVM operator plugin: stateful "
-                "joins run on the slower Python tier (transformWithState on RocksDB). "
-                "Start the server with `python -m server_ext serve` where a JDK 17 is (it "
-                "builds and loads the jar), or set table.exec.operator.tier=python to "
-                "choose the Python tier and silence this warning.",
-                stacklevel=2,
-            )
         return known

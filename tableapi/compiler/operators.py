@@ -1,11 +1,10 @@
 """server_ext's stateful operators as the streaming compiler builds them: the wire specs, the
-tagged input union, and the seam that runs an operator on its tier.
+tagged input union, and the seam that hands an operator to the server's JVM plugin.
 
 Every operator reads one union of its inputs, each row tagged with its input (``__side``),
 its row kind and arrival order, and the row itself in its input's struct column; grouped by
 the join key ``__k0..`` (see ``server_ext/joins/spec.py``). :func:`run_operator` is the one
-place an operator is handed to Spark: the JVM tier's plugin (``jvm_operators.py``) or the
-Python ``transformWithState`` processors, as ``operator_tier`` chose.
+place an operator is handed to Spark: the plugin's relation (``jvm_operators.py``).
 
 Example::
 
@@ -44,7 +43,6 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
 from tableapi.plan import Join, JoinKind, PlanNode
 from tableapi.plan.changelog import (
-    OperatorTier,
     input_spec,
     is_changelog,
     state_ttl_ms,
@@ -108,26 +106,19 @@ def tagged_union(
     return TaggedUnion(union, T.StructType(fields), max(len(keys), 1), insert_only)
 
 
-def run_operator(
-    union: TaggedUnion, spec: OperatorSpec, output: T.StructType, tier: OperatorTier
-) -> DataFrame:
-    """Group ``union`` by its key columns and run ``spec``'s operator on ``tier``; the rows
-    come out as ``output`` (``__kind`` then the operator's columns)."""
+def run_operator(union: TaggedUnion, spec: OperatorSpec, output: T.StructType) -> DataFrame:
+    """Group ``union`` by its key columns and run ``spec``'s JVM operator; the rows come out
+    as ``output`` (``__kind`` then the operator's columns)."""
     df, schema = union.dataframe, union.schema
-    if tier is OperatorTier.JVM and union.insert_only:
-        # The JVM operators read a union without __kind and __seq as all +I in arrival order
-        # (the Python processors find columns by position): the constant columns are pruned
-        # from every input, and each row is spared a string and each key a sort (measured).
+    if union.insert_only:
+        # The JVM operators read a union without __kind and __seq as all +I in arrival order:
+        # the constant columns are pruned from every input, and each row is spared a string
+        # and each key a sort (measured).
         schema = T.StructType([f for f in schema.fields if f.name not in (wire.KIND, wire.SEQ)])
         df = df.select(*(F.col(f.name) for f in schema.fields))
-    # transformWithState reads the input's column names: without a cached schema that is an
-    # analyze round trip to the server per operator.
+    # The operator's relation reads the input's column names: without a cached schema that
+    # is an analyze round trip to the server per operator.
     df._cached_schema = schema  # type: ignore[attr-defined]
-    keys = [F.col(f"{wire.KEY_PREFIX}{i}") for i in range(union.key_count)]
-    if tier is OperatorTier.PYTHON:
-        return df.groupBy(*keys).transformWithState(
-            spec.python_processor(), output, "Append", spec.time_mode
-        )
     names = [f"{wire.KEY_PREFIX}{i}" for i in range(union.key_count)]
     return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 

@@ -7,7 +7,7 @@ split and the row's position in reading order, as sortable text: see ``_in_file_
 process the changes of one key in that order; the result reads its changes back by it. Joins
 compile either to Spark's native stream-stream join (where its semantics are Flink's) or to
 a server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the join
-key and handed to the operator's tier.
+key and handed to the server's JVM plugin.
 
 Example::
 
@@ -29,7 +29,6 @@ from pyspark.sql.connect.udf import UserDefinedFunction
 from pyspark.sql.types import LongType
 from pyspark.util import PythonEvalType
 
-from server_ext.aggregate_spec import NO_PLUGIN
 from server_ext.file_times import file_times
 from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
@@ -39,7 +38,7 @@ from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
-from tableapi.compiler.jvm_operators import jvm_file_time, jvm_position
+from tableapi.compiler.jvm_operators import NO_PLUGIN, jvm_file_time, jvm_position
 from tableapi.compiler.operators import (
     WIRE_KINDS,
     TaggedUnion,
@@ -74,7 +73,6 @@ from tableapi.plan import (
 from tableapi.plan.changelog import (
     ChangelogMode,
     JoinStrategy,
-    OperatorTier,
     StateBackend,
     StreamingOptions,
     aggregate_ttl_ms,
@@ -85,8 +83,6 @@ from tableapi.plan.changelog import (
     join_strategy,
     monitor_interval_ms,
     operator_nodes,
-    operator_tier,
-    state_backend,
     two_phase,
     update_before_needed,
 )
@@ -111,7 +107,7 @@ class CompiledStream:
 
     dataframe: DataFrame
     mode: ChangelogMode
-    state_backend: StateBackend  # the query's (state.backend.type, or RocksDB for Python TWS)
+    state_backend: StateBackend  # the query's (state.backend.type)
     processing_time: bool  # some operator needs timeMode ProcessingTime (state TTL)
     bounded: bool = False  # every input ends: the query runs to the end and stops
     trigger_ms: int | None = None  # the micro-batch interval (source.monitor-interval)
@@ -139,7 +135,9 @@ def compile_stream(
     plan's upsert key is within them; None: the consumer needs them (a result).
     ``local_files``: the server reads this machine's files, so a missing path is refused
     before anything runs."""
-    compiler = StreamingCompiler(spark, options or StreamingOptions(), end_of_input, local_files)
+    options = options or StreamingOptions()
+    check_plugin(node, options)
+    compiler = StreamingCompiler(spark, options, end_of_input, local_files)
     compiler.update_before = update_before_needed(node, sink_keys)
     df = compiler.compile(node)
     mode = changelog_mode(node)
@@ -150,7 +148,7 @@ def compile_stream(
     return CompiledStream(
         df,
         mode,
-        state_backend(node, compiler.options),
+        options.state_backend,
         compiler.processing_time,
         all_bounded(node),
         trigger_ms(node, compiler.options),
@@ -158,6 +156,26 @@ def compile_stream(
         tuple(compiler.lookups),
         changelog,
     )
+
+
+def check_plugin(node: PlanNode, options: StreamingOptions) -> None:
+    """Refuse a plan with stateful operators for a server without the JVM plugin (their only
+    runtime), saying how to get it.
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> scan = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> check_plugin(Distinct(scan), StreamingOptions(jvm_plugin=False))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tableapi.errors.ValidationError: This query's Distinct cannot run: Stateful streaming ...
+    >>> check_plugin(scan, StreamingOptions(jvm_plugin=False))  # stateless: no plugin needed
+    """
+    if options.jvm_plugin is not False:
+        return
+    operators = sorted({type(n).__name__ for n in operator_nodes(node, options)})
+    if operators:
+        raise ValidationError(f"This query's {', '.join(operators)} cannot run: {NO_PLUGIN}")
 
 
 def trigger_ms(node: PlanNode, options: StreamingOptions) -> int | None:
@@ -391,17 +409,9 @@ class StreamingCompiler(Compiler):
         group_keys: tuple[str, ...],
         aggs: tuple[tuple[str, Expression], ...],
     ) -> DataFrame:
-        """The group aggregate operator (JVM tier only) over the input, grouped by the group
+        """The group aggregate operator over the input, grouped by the group
         key (a global aggregate: one constant key); its input row holds the keys and each
         aggregate argument, computed before the shuffle."""
-        if operator_tier(node, self.options) is not OperatorTier.JVM:
-            raise ValidationError(
-                NO_PLUGIN
-                if self.options.operator_tier is OperatorTier.JVM
-                else "Streaming aggregation runs on the JVM operator tier only; "
-                "table.exec.operator.tier=python has no aggregation operator: set "
-                "table.exec.operator.tier=jvm (the default)."
-            )
         (child,) = node.inputs
         two = two_phase(node, self.options)
         spec, columns = aggregate_spec(
@@ -535,8 +545,7 @@ class StreamingCompiler(Compiler):
         node's columns and, for a changelog, its row kind (changes of one output row come
         from one key, in order: across keys the order is free, so ``__seq`` is empty)."""
         self.processing_time |= operator_time_mode(spec) == "ProcessingTime"
-        tier = operator_tier(node, self.options)
-        out = run_operator(union, spec, output_schema(node.row_type), tier)
+        out = run_operator(union, spec, output_schema(node.row_type))
         if keep_late:  # the temporal join counts and drops its late rows itself
             return out
         names = [ref(n) for n in node.row_type.names]

@@ -48,14 +48,25 @@ from tableapi.plan.changelog import (
     changelog_mode,
     check_streaming,
     needs_end_of_input,
-    reads_changelog_files,
-    wants_jvm_plugin,
 )
 from tableapi.plan.explain import render
 from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, StreamingTableResult
 from tableapi.session import reads_local_files
 from tableapi.types import RowType
+
+
+def server_options(config: TableConfig, spark: SparkSession) -> StreamingOptions:
+    """What streaming planning reads from ``config``, plus whether the server of ``spark``
+    has the JVM operator plugin: the one place that asks (once per session), for explain
+    and for compiling alike; a stateful plan is refused without it (``check_plugin``).
+
+    Example::
+
+        options = server_options(env.config, env.spark)
+        options.jvm_plugin  # True on a server started by `python -m server_ext serve`
+    """
+    return attrs.evolve(config.streaming_options(), jvm_plugin=jvm_plugin_on_server(spark))
 
 
 class StreamingExecutor:
@@ -82,23 +93,14 @@ class StreamingExecutor:
             f"(set {CHECKPOINT_DIR} and {PIPELINE_NAME} to make a restarted query resume)."
         )
 
-    def options(self, plan: PlanNode) -> StreamingOptions:
-        """The options ``plan`` compiles with: the configuration, plus whether the server
-        has the JVM plugin when some operator would run on it (asked once per session)."""
-        options = self._config.streaming_options()
-        if wants_jvm_plugin(plan, options):
-            options = attrs.evolve(options, jvm_plugin=jvm_plugin_on_server(self._spark()))
-        elif reads_changelog_files(plan):  # their rows are numbered by the plugin, or in Python
-            plugin = jvm_plugin_on_server(self._spark(), for_operators=False)
-            options = attrs.evolve(options, jvm_plugin=plugin)
-        return options
+    def options(self) -> StreamingOptions:
+        """The options plans compile with (:func:`server_options`)."""
+        return server_options(self._config, self._spark())
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
         check_streaming(plan)
         spark = self._spark()
-        compiled = compile_stream(
-            plan, spark, self.options(plan), local_files=reads_local_files(spark)
-        )
+        compiled = compile_stream(plan, spark, self.options(), local_files=reads_local_files(spark))
         self._configure_for(compiled)
         return compiled.dataframe
 
@@ -252,7 +254,7 @@ class StreamingExecutor:
             end.create(spark)
         try:
             yield compile_stream(
-                plan, spark, self.options(plan), end, sink_keys, reads_local_files(spark)
+                plan, spark, self.options(), end, sink_keys, reads_local_files(spark)
             )
         except BaseException:
             if end:

@@ -1,5 +1,5 @@
 """What a plan means on unbounded inputs: changelog modes, join input specs (state layouts),
-join strategies and operator tiers, state TTLs, and which inputs are bounded.
+join strategies, state TTLs, and which inputs are bounded.
 
 Each function derives a property from an (optimized) plan; none rewrites it.
 
@@ -54,13 +54,6 @@ _STREAMING_NODES = (
 )
 
 
-class OperatorTier(str, Enum):
-    """Where server_ext's stateful operators run (``table.exec.operator.tier``)."""
-
-    JVM = "jvm"  # Java flatMapGroupsWithState functions behind the server's Connect plugin
-    PYTHON = "python"  # transformWithState processors in the server's Python workers
-
-
 class StateBackend(str, Enum):
     """Where a streaming query keeps its state (Flink's ``state.backend.type``), chosen per
     query as Spark's state store provider."""
@@ -87,10 +80,10 @@ class StreamingOptions:
 
     default_ttl_ms: int | None = None  # table.exec.state.ttl
     native_joins: bool = True  # table.exec.join.spark-native.enabled
-    operator_tier: OperatorTier = OperatorTier.JVM  # table.exec.operator.tier
     state_backend: StateBackend = StateBackend.HASHMAP  # state.backend.type
-    # Does the server run server_ext's JVM plugin? None: not asked yet (explain before the
-    # first query), taken as yes; the executor asks once per session before it compiles.
+    # Does the server run server_ext's JVM plugin (the only runtime of stateful operators)?
+    # None: not asked yet (explain before connecting), taken as yes; the streaming executor
+    # asks once per session before it compiles, and a stateful query without it is refused.
     jvm_plugin: bool | None = None
     # table.exec.mini-batch.enabled: its allow-latency (the micro-batch interval at least),
     # and aggregations fold a key's changes of a micro-batch before emitting; None: off
@@ -413,69 +406,6 @@ def _runs_operator(node: PlanNode, options: StreamingOptions) -> bool:
     return isinstance(node, MultiJoin | TemporalJoin | Aggregate | Distinct)
 
 
-def has_jvm_operator(node: PlanNode, options: StreamingOptions) -> bool:
-    """Does the JVM tier have an operator for ``node``? Every server_ext operator has one:
-    regular, semi, anti, interval, temporal and multi-way joins, and group aggregation (which
-    has no other).
-
-    >>> from tableapi.plan import ElementsSource, Scan
-    >>> from tableapi.types import BIGINT, RowType
-    >>> has_jvm_operator(Scan("A", ElementsSource(()), RowType.of(("a", BIGINT))),
-    ...                  StreamingOptions())
-    False
-    """
-    return _runs_operator(node, options)
-
-
-def operator_tier(node: PlanNode, options: StreamingOptions) -> OperatorTier:
-    """The tier that runs ``node``'s server_ext operator: the one place that chooses it. The
-    JVM tier where it is asked for (the default), the server has the plugin and there is a
-    JVM operator for the node; else the Python processors.
-
-    >>> from tableapi.plan import ElementsSource, Scan
-    >>> from tableapi.types import BIGINT, RowType
-    >>> from tableapi.expressions import col
-    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
-    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
-    >>> from tableapi.rules import optimize
-    >>> join = optimize(Join(a, b, JoinKind.LEFT, col("a") == col("b"))).plan
-    >>> operator_tier(join, StreamingOptions()).value
-    'jvm'
-    >>> operator_tier(join, StreamingOptions(jvm_plugin=False)).value
-    'python'
-    >>> operator_tier(join, StreamingOptions(operator_tier=OperatorTier.PYTHON)).value
-    'python'
-    """
-    if (
-        options.operator_tier is OperatorTier.JVM
-        and options.jvm_plugin is not False
-        and has_jvm_operator(node, options)
-    ):
-        return OperatorTier.JVM
-    return OperatorTier.PYTHON
-
-
-def wants_jvm_plugin(plan: PlanNode, options: StreamingOptions) -> bool:
-    """Would some operator of ``plan`` run on the JVM tier if the server has the plugin (so
-    the executor must ask whether it has)?
-
-    >>> from tableapi.plan import ElementsSource, Scan
-    >>> from tableapi.types import BIGINT, RowType
-    >>> from tableapi.expressions import col
-    >>> from tableapi.rules import optimize
-    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
-    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
-    >>> anti = optimize(Join(a, b, JoinKind.ANTI, col("a") == col("b"))).plan
-    >>> wants_jvm_plugin(anti, StreamingOptions())
-    True
-    >>> wants_jvm_plugin(anti, StreamingOptions(operator_tier=OperatorTier.PYTHON))
-    False
-    """
-    if options.operator_tier is not OperatorTier.JVM:
-        return False
-    return any(has_jvm_operator(n, options) for n in operator_nodes(plan, options))
-
-
 def reads_changelog_files(plan: PlanNode) -> bool:
     """Does ``plan`` read a filesystem table as a changelog (``changelog.op-column``)?
 
@@ -489,29 +419,6 @@ def reads_changelog_files(plan: PlanNode) -> bool:
         isinstance(n, Scan) and isinstance(n.source, FileSource) and bool(n.source.op_column)
         for n in plan.walk()
     )
-
-
-def state_backend(plan: PlanNode, options: StreamingOptions) -> StateBackend:
-    """The query's state backend: ``state.backend.type``, except that a query with a Python
-    tier operator runs on RocksDB (transformWithState refuses the HDFS-backed store).
-
-    >>> from tableapi.plan import ElementsSource, Scan
-    >>> from tableapi.types import BIGINT, RowType
-    >>> from tableapi.expressions import col
-    >>> from tableapi.rules import optimize
-    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
-    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
-    >>> left = optimize(Join(a, b, JoinKind.LEFT, col("a") == col("b"))).plan
-    >>> state_backend(left, StreamingOptions()).value
-    'hashmap'
-    >>> state_backend(left, StreamingOptions(jvm_plugin=False)).value  # the Python tier
-    'rocksdb'
-    """
-    if options.state_backend is StateBackend.ROCKSDB or any(
-        operator_tier(n, options) is OperatorTier.PYTHON for n in operator_nodes(plan, options)
-    ):
-        return StateBackend.ROCKSDB
-    return StateBackend.HASHMAP
 
 
 def is_bounded(scan: Scan) -> bool:

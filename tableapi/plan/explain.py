@@ -23,8 +23,6 @@ from tableapi.plan.changelog import (
     changelog_mode,
     input_spec,
     join_strategy,
-    operator_tier,
-    state_backend,
     state_ttl_ms,
     two_phase,
     update_before_needed,
@@ -253,15 +251,14 @@ def _temporal_join(node: TemporalJoin) -> str:
 def _streaming(
     node: PlanNode, options: StreamingOptions, backend: StateBackend, update_before: bool
 ) -> str:
-    """The optimized node's text plus what streaming adds: the join operator, the tier and
-    state backend it runs on, state TTL and the changelog mode (Flink's
+    """The optimized node's text plus what streaming adds: the join operator, the state
+    backend it runs on, state TTL and the changelog mode (Flink's
     ``changelogMode=[...]``: ``[I,UA,D]`` where no consumer needs the node's -U rows, as
     for an upsert sink keyed by its upsert key)."""
     text = _optimized(node)
     extra = []
 
     def runs_on() -> None:
-        extra.append(f"tier=[{operator_tier(node, options).value}]")
         extra.append(f"stateBackend=[{backend.value}]")
 
     if isinstance(node, Join):
@@ -335,14 +332,14 @@ def render(
     sink_keys: tuple[str, ...] | None = None,
 ) -> str:
     """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
-    optimized plan also shows changelog modes, join operators, their tier and state backend,
+    optimized plan also shows changelog modes, join operators, their state backend,
     and state TTLs; ``sink_keys``: the plan feeds an upsert sink keyed by them (its -U rows
     are dropped where the upsert key is within them)."""
     lines: list[str] = []
     describe: Callable[[PlanNode], str]
     if optimized and streaming is not None:
         options = streaming
-        backend = state_backend(node, options)  # one per query
+        backend = options.state_backend  # one per query
         needed = update_before_needed(node, sink_keys)
 
         def describe(n: PlanNode) -> str:

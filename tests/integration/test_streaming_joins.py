@@ -107,8 +107,7 @@ def test_scripted_changelog_matches_reference_after_every_batch(
         assert "rightInputSpec=[JoinKeyContainsUniqueKey]" in plan
     else:
         assert "leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey]" in plan
-    tier = senv.config.operator_tier().value  # the test server has the JVM plugin
-    assert f"operator=[server_ext join processor], tier=[{tier}]" in plan
+    assert "operator=[server_ext join processor], stateBackend=[hashmap]" in plan
     result = query.execute()
     try:
         for order_changes, product_changes in SCRIPT:

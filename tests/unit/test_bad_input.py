@@ -156,7 +156,6 @@ def _config(mode: str, faulty: bool) -> Any:
         ("table.exec.state.ttl", "soon"),
         ("table.exec.join.spark-native.enabled", "maybe"),
         ("table.optimizer.multi-join.max-tables", "two"),
-        ("table.exec.operator.tier", "gpu"),
         ("state.backend.type", "heap"),
     ]
 
@@ -171,7 +170,7 @@ def _config(mode: str, faulty: bool) -> Any:
         # Refused by config.set(), in either mode (the planner would read them later).
         return Step("config", apply, f"bad option {bad[kind][0]}" if faulty else None)
 
-    return st.integers(0, 4).map(make)
+    return st.integers(0, len(bad) - 1).map(make)
 
 
 def _temporal(mode: str, faulty: bool) -> Any:

@@ -10,18 +10,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import pickle
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
 import pytest
 from pyspark.sql.connect.proto import relations_pb2 as rel
 from pyspark.sql.connect.session import SparkSession
 
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
-from server_ext.joins.interval import IntervalJoinProcessor
 from server_ext.jvm import wire as jvm_wire
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, call, col, lit, udf
 from tableapi.compiler import compile_plan, compile_stream
@@ -31,7 +28,7 @@ from tableapi.compiler.operators import condition_tree, key_types
 from tableapi.config import MULTI_JOIN_ENABLED
 from tableapi.expressions import InTable, UnresolvedCall
 from tableapi.plan import ElementsSource, Scan
-from tableapi.plan.changelog import ChangelogMode, OperatorTier, StateBackend, StreamingOptions
+from tableapi.plan.changelog import ChangelogMode, StateBackend, StreamingOptions
 from tableapi.types import BIGINT, INT, STRING, DataType, RowType
 
 
@@ -111,12 +108,18 @@ def batch(t: Any, spark: SparkSession) -> rel.Relation:
     return plan_of(compile_plan(t.optimized().plan, spark), spark)
 
 
-# The Python tier: these tests read the processor a plan ships (the JVM tier's plan is below).
-PYTHON_TIER = StreamingOptions(operator_tier=OperatorTier.PYTHON)
-
-
 def stream(t: Any, spark: SparkSession, options: StreamingOptions | None = None) -> Any:
-    return compile_stream(t.optimized().plan, spark, options or PYTHON_TIER)
+    return compile_stream(t.optimized().plan, spark, options or StreamingOptions())
+
+
+def jvm_request(plan: rel.Relation, operator: str = "join") -> tuple[rel.Relation, dict[str, Any]]:
+    """The JVM operator's extension relation in ``plan``: its input and its spec."""
+    extension = first(plan, "extension")
+    assert extension.type_url == jvm_wire.TYPE_URL
+    fields = jvm_wire.decode_payload(extension.value)
+    assert fields[1] == jvm_wire.WIRE_VERSION and fields[2] == operator.encode()
+    assert isinstance(fields[3], bytes) and isinstance(fields[4], bytes)
+    return rel.Relation.FromString(fields[3]), json.loads(fields[4])
 
 
 # -- batch -------------------------------------------------------------------------------------
@@ -355,7 +358,7 @@ def test_native_stream_stream_join(senv, spark):
     b = table(senv, "B", schema("b_k BIGINT"))
     compiled = stream(a.join(b, col("a_k") == col("b_k")), spark)
     plan = plan_of(compiled.dataframe, spark)
-    assert "join" in kinds(plan) and "group_map" not in kinds(plan)
+    assert "join" in kinds(plan) and "extension" not in kinds(plan)
     assert compiled.state_backend is StateBackend.HASHMAP
 
 
@@ -366,12 +369,10 @@ def test_operator_joins_tag_union_and_group_by_the_key(senv, spark, method):
     q = getattr(a, method)(b, (col("a_k") == col("b_k")) & (col("a_v") != col("b_v")))
     compiled = stream(q, spark)
     plan = plan_of(compiled.dataframe, spark)
-    group_map = first(plan, "group_map")
-    assert len(group_map.grouping_expressions) == 1
-    assert "BIGINT" in str(group_map.grouping_expressions).upper() or group_map.grouping_expressions
-    assert group_map.transform_with_state_info.time_mode == "None"
-    assert first(plan, "set_op").set_op_type == rel.SetOperation.SET_OP_TYPE_UNION
-    assert compiled.state_backend is StateBackend.ROCKSDB and not compiled.processing_time
+    union, spec = jvm_request(plan)
+    assert spec["keys"] == ["__k0"]
+    assert first(union, "set_op").set_op_type == rel.SetOperation.SET_OP_TYPE_UNION
+    assert compiled.state_backend is StateBackend.HASHMAP and not compiled.processing_time
     assert plan.project.expressions[-1].unresolved_attribute.unparsed_identifier == f"`{wire.KIND}`"
 
 
@@ -396,22 +397,14 @@ def test_insert_only_operator_output_has_only_the_tables_columns(senv, spark):
     assert [e.unresolved_attribute.unparsed_identifier for e in project.expressions] == ["`a_k`"]
 
 
-def test_state_ttl_runs_in_processing_time(senv, spark):
-    a = table(senv, "A", schema("a_k BIGINT"))
-    b = table(senv, "B", schema("b_k BIGINT"))
-    q = a.join(b, col("a_k") == col("b_k")).with_hint("STATE_TTL", A="1 h")
-    compiled = stream(q, spark)
-    group_map = first(plan_of(compiled.dataframe, spark), "group_map")
-    assert group_map.transform_with_state_info.time_mode == "ProcessingTime"
-    assert compiled.processing_time
-
-
 def test_a_join_without_equi_keys_is_one_group(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
     compiled = stream(a.left_outer_join(b, col("a_k") < col("b_k")), spark)
-    group_map = first(plan_of(compiled.dataframe, spark), "group_map")
-    assert len(group_map.grouping_expressions) == 1
+    union, spec = jvm_request(plan_of(compiled.dataframe, spark))
+    assert spec["keys"] == ["__k0"]
+    keys = [m.expressions[0].alias for k, m in walk(union) if k == "project"]
+    assert any(key.name == ["__k0"] and key.expr.HasField("literal") for key in keys)  # constant
 
 
 def test_multi_way_join_is_one_operator(senv, spark):
@@ -421,7 +414,7 @@ def test_multi_way_join_is_one_operator(senv, spark):
     c = table(senv, "C", schema("c_k BIGINT", "c_k"))
     q = a.join(b, col("a_k") == col("b_k")).left_outer_join(c, col("b_k") == col("c_k"))
     plan = plan_of(stream(q, spark).dataframe, spark)
-    assert kinds(plan).count("group_map") == 1
+    assert kinds(plan).count("extension") == 1
     assert kinds(plan).count("set_op") == 2  # three tagged inputs
 
 
@@ -431,7 +424,7 @@ def test_streaming_temporal_join_counts_late_rows(senv, spark):
     compiled = stream(q, spark)
     plan = plan_of(compiled.dataframe, spark)
     assert first(plan, "collect_metrics").name == tw.LATE_ROWS_METRIC
-    assert first(plan, "group_map").transform_with_state_info.time_mode == "EventTime"
+    assert jvm_request(plan, "temporal")[1]["temporal"]["time"] == "event"
     assert compiled.mode is ChangelogMode.INSERT_ONLY
 
 
@@ -442,12 +435,6 @@ def _interval_tables(env: TableEnvironment) -> tuple[Any, Any]:
 
 
 WITHIN = col("a_t").between(col("b_t") - lit(1).seconds, col("b_t") + lit(2).seconds)
-
-
-def processor_of(plan: rel.Relation) -> Any:
-    """The StatefulProcessor that the plan's transformWithState ships (cloudpickled)."""
-    transform, _ = pickle.loads(first(plan, "group_map").func.python_udf.command)
-    return transform.__self__._stateful_processor
 
 
 def epoch_millis_columns(plan: rel.Relation) -> list[str]:
@@ -471,12 +458,11 @@ def test_outer_interval_joins_run_the_interval_operator(senv, spark, method, kin
     q = getattr(a, method)(b, (col("a_k") == col("b_k")) & WITHIN & (col("a_v") < col("b_v")))
     text = q.explain()
     assert "windowBounds=[isRowTime=true, leftLowerBound=-1000, leftUpperBound=2000" in text
-    assert "operator=[server_ext interval join processor], tier=[jvm]" in text
+    assert "operator=[server_ext interval join processor]" in text
     compiled = stream(q, spark)
     plan = plan_of(compiled.dataframe, spark)
-    group_map = first(plan, "group_map")
-    assert group_map.transform_with_state_info.time_mode == "EventTime"
-    assert len(group_map.grouping_expressions) == 1
+    _, spec = jvm_request(plan, "interval")
+    assert spec["keys"] == ["__k0"]
     # No Spark join, and no filter: rows with a NULL key reach the operator.
     # No Spark join, and no filter but the pushdown barrier above each watermark (no
     # isnotnull() that would drop a NULL-key row).
@@ -484,19 +470,12 @@ def test_outer_interval_joins_run_the_interval_operator(senv, spark, method, kin
     assert "join" not in kinds(plan) and all("spark_partition_id" in f for f in filters), filters
     assert kinds(plan).count("with_watermark") == 2  # upstream of the union, on each input
     assert epoch_millis_columns(plan) == ["`a_t`", "`b_t`"]
-    spec = processor_of(plan).spec
-    assert isinstance(processor_of(plan), IntervalJoinProcessor)
-    assert (spec.kind, spec.lower_ms, spec.upper_ms, spec.null_safe) == (
-        kind,
-        -1000,
-        2000,
-        (False,),
-    )
-    assert ("call", "<", ("col", "l", 1), ("col", "r", 1)) in spec.residual[2:]
-    assert spec.output_names == ("a_k", "a_v", "a_t", "b_k", "b_v", "b_t")
+    section = spec["interval"]
+    assert (section["kind"], section["lower_ms"], section["upper_ms"]) == (kind, -1000, 2000)
+    assert ["call", "<", ["col", "l", 1], ["col", "r", 1]] in section["residual"][2:]
     # Insert-only output: the table's columns only.
     assert compiled.mode is ChangelogMode.INSERT_ONLY
-    assert compiled.state_backend is StateBackend.ROCKSDB and not compiled.processing_time
+    assert compiled.state_backend is StateBackend.HASHMAP and not compiled.processing_time
     names = [e.unresolved_attribute.unparsed_identifier for e in plan.project.expressions]
     assert names == ["`a_k`", "`a_v`", "`a_t`", "`b_k`", "`b_v`", "`b_t`"]
 
@@ -506,19 +485,20 @@ def test_inner_interval_joins_stay_on_sparks_join_unless_native_joins_are_off(se
     q = a.join(b).where((col("a_k") == col("b_k")) & WITHIN)
     assert "operator=[spark stream-stream join]" in q.explain()
     plan = plan_of(stream(q, spark).dataframe, spark)
-    assert "join" in kinds(plan) and "group_map" not in kinds(plan)
-    compiled = stream(q, spark, attrs.evolve(PYTHON_TIER, native_joins=False))
+    assert "join" in kinds(plan) and "extension" not in kinds(plan)
+    compiled = stream(q, spark, StreamingOptions(native_joins=False))
     plan = plan_of(compiled.dataframe, spark)
-    assert "join" not in kinds(plan) and compiled.state_backend is StateBackend.ROCKSDB
-    assert processor_of(plan).spec.kind == "inner"
+    assert "join" not in kinds(plan) and compiled.state_backend is StateBackend.HASHMAP
+    assert jvm_request(plan, "interval")[1]["interval"]["kind"] == "inner"
 
 
 def test_interval_operator_spec_strict_bounds_and_null_safe_keys(senv, spark):
     a, b = _interval_tables(senv)
     strict = (col("a_t") > col("b_t") - lit(1).seconds) & (col("a_t") < col("b_t") + lit(2).seconds)
     q = a.left_outer_join(b, col("a_k").is_not_distinct_from(col("b_k")) & strict)
-    spec = processor_of(plan_of(stream(q, spark).dataframe, spark)).spec
-    assert (spec.lower_ms, spec.upper_ms, spec.null_safe) == (-999, 1999, (True,))
+    section = jvm_request(plan_of(stream(q, spark).dataframe, spark), "interval")[1]["interval"]
+    assert (section["lower_ms"], section["upper_ms"]) == (-999, 1999)
+    assert section["null_safe"] == [True]
 
 
 def test_streaming_union_of_a_changelog_and_an_insert_only_table(senv, spark):
@@ -547,28 +527,14 @@ def test_key_types_widen_or_fail():
         key_types([[INT, DataType.parse("BOOLEAN")]])
 
 
-# -- the JVM tier ---------------------------------------------------------------------------
-JVM_TIER = StreamingOptions()  # the default: the JVM tier, the plugin taken as there
-
-
-def jvm_request(plan: rel.Relation) -> tuple[rel.Relation, dict[str, Any]]:
-    """The JVM operator's extension relation in ``plan``: its input and its spec."""
-    extension = first(plan, "extension")
-    assert extension.type_url == jvm_wire.TYPE_URL
-    fields = jvm_wire.decode_payload(extension.value)
-    assert fields[1] == jvm_wire.WIRE_VERSION and fields[2] == b"join"
-    assert isinstance(fields[3], bytes) and isinstance(fields[4], bytes)
-    return rel.Relation.FromString(fields[3]), json.loads(fields[4])
-
-
+# -- the JVM operators --------------------------------------------------------------------------
 @pytest.mark.parametrize("method", ["left_outer_join", "semi_join", "anti_join"])
-def test_regular_joins_run_on_the_jvm_tier_by_default(senv, spark, method):
+def test_regular_joins_run_the_jvm_operator(senv, spark, method):
     a = table(senv, "A", schema("a_k BIGINT, a_v STRING", "a_k"), **{"changelog.op-column": "op"})
     b = table(senv, "B", schema("b_k INT, b_v STRING"))
     q = getattr(a, method)(b, (col("a_k") == col("b_k")) & (col("a_v") != col("b_v")))
-    compiled = stream(q, spark, JVM_TIER)
+    compiled = stream(q, spark)
     plan = plan_of(compiled.dataframe, spark)
-    assert "group_map" not in kinds(plan)
     union, spec = jvm_request(plan)
     assert spec["keys"] == ["__k0"]
     assert spec["join"]["kind"] == {"left_outer_join": "left"}.get(method, method[:4])
@@ -577,40 +543,40 @@ def test_regular_joins_run_on_the_jvm_tier_by_default(senv, spark, method):
     assert "set_op" in kinds(union)  # the tagged union of both inputs
     assert compiled.state_backend is StateBackend.HASHMAP and not compiled.processing_time
     text = q.explain()
-    assert "tier=[jvm], stateBackend=[hashmap]" in text
+    assert "operator=[server_ext join processor], stateBackend=[hashmap]" in text
 
 
-def test_an_insert_only_union_leaves_out_kind_and_seq_on_the_jvm_tier(senv, spark):
+def test_an_insert_only_union_leaves_out_kind_and_seq(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
     c = table(senv, "C", schema("c_k BIGINT"), **{"changelog.op-column": "op"})
     q = a.left_outer_join(b, col("a_k") == col("b_k"))
-    union, _ = jvm_request(plan_of(stream(q, spark, JVM_TIER).dataframe, spark))
+    union, _ = jvm_request(plan_of(stream(q, spark).dataframe, spark))
     names = [e.unresolved_attribute.unparsed_identifier for e in union.project.expressions]
     assert names == ["__k0", "__side", "__l", "__r"]  # all +I, in arrival order
     q = a.left_outer_join(c, col("a_k") == col("c_k"))
-    union, _ = jvm_request(plan_of(stream(q, spark, JVM_TIER).dataframe, spark))
+    union, _ = jvm_request(plan_of(stream(q, spark).dataframe, spark))
     assert union.WhichOneof("rel_type") == "set_op"  # a changelog input: every column
 
 
-def test_jvm_tier_state_ttl_runs_in_processing_time(senv, spark):
+def test_state_ttl_runs_in_processing_time(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
     q = a.join(b, col("a_k") == col("b_k")).with_hint("STATE_TTL", A="1 h")
-    compiled = stream(q, spark, JVM_TIER)
+    compiled = stream(q, spark)
     _, spec = jvm_request(plan_of(compiled.dataframe, spark))
     assert spec["join"]["left"]["ttl_ms"] == 3_600_000 and spec["join"]["right"]["ttl_ms"] is None
     assert compiled.processing_time  # the JVM operator's TTL timeout is processing time
 
 
-def test_a_server_without_the_plugin_runs_the_python_tier_on_rocksdb(senv, spark):
+def test_a_server_without_the_plugin_refuses_stateful_queries(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
-    q = a.left_outer_join(b, col("a_k") == col("b_k"))
-    compiled = stream(q, spark, StreamingOptions(jvm_plugin=False))
-    plan = plan_of(compiled.dataframe, spark)
-    assert "extension" not in kinds(plan) and "group_map" in kinds(plan)
-    assert compiled.state_backend is StateBackend.ROCKSDB  # transformWithState needs it
+    no_plugin = StreamingOptions(jvm_plugin=False)
+    with pytest.raises(ValidationError, match=r"This query's Join cannot run: .*server_ext serve"):
+        stream(a.left_outer_join(b, col("a_k") == col("b_k")), spark, no_plugin)
+    native = stream(a.join(b, col("a_k") == col("b_k")), spark, no_plugin)  # Spark's own join
+    assert "extension" not in kinds(plan_of(native.dataframe, spark))
 
 
 def test_state_backend_option_chooses_the_store(senv, spark):
@@ -618,51 +584,41 @@ def test_state_backend_option_chooses_the_store(senv, spark):
     b = table(senv, "B", schema("b_k BIGINT"))
     native = a.join(b, col("a_k") == col("b_k"))
     rocks = StreamingOptions(state_backend=StateBackend.ROCKSDB)
-    assert stream(native, spark, JVM_TIER).state_backend is StateBackend.HASHMAP
+    assert stream(native, spark).state_backend is StateBackend.HASHMAP
     assert stream(native, spark, rocks).state_backend is StateBackend.ROCKSDB
     senv.config.set("state.backend.type", "rocksdb")
     assert "operator=[spark stream-stream join], stateBackend=[rocksdb]" in native.explain()
     outer = a.left_outer_join(b, col("a_k") == col("b_k"))
-    assert "tier=[jvm], stateBackend=[rocksdb]" in outer.explain()
+    assert "join processor], stateBackend=[rocksdb]" in outer.explain()
     compiled = stream(outer, spark, rocks)
     assert "extension" in kinds(plan_of(compiled.dataframe, spark))
     assert compiled.state_backend is StateBackend.ROCKSDB
 
 
-def test_multi_way_temporal_and_interval_joins_run_on_the_jvm_tier(senv, spark):
+def test_multi_way_temporal_and_interval_joins_run_the_jvm_operators(senv, spark):
     senv.config.set(MULTI_JOIN_ENABLED, "true")
     a = table(senv, "MA", schema("a_k BIGINT", "a_k"))
     b = table(senv, "MB", schema("b_k BIGINT", "b_k"))
     c = table(senv, "MC", schema("c_k BIGINT", "c_k"))
     multi = a.join(b, col("a_k") == col("b_k")).left_outer_join(c, col("b_k") == col("c_k"))
-    compiled = stream(multi, spark, JVM_TIER)
+    compiled = stream(multi, spark)
     plan = plan_of(compiled.dataframe, spark)
-    assert "group_map" not in kinds(plan) and compiled.state_backend is StateBackend.HASHMAP
+    assert compiled.state_backend is StateBackend.HASHMAP
     spec = json.loads(jvm_wire.decode_payload(first(plan, "extension").value)[4])
     assert spec["multi"]["kinds"] == ["inner", "left"] and len(spec["multi"]["inputs"]) == 3
-    assert "multi-way join processor], tier=[jvm], stateBackend=[hashmap]" in multi.explain()
+    assert "multi-way join processor], stateBackend=[hashmap]" in multi.explain()
     orders, rates = _rates_and_orders(senv)
     temporal = orders.temporal_join(rates, col("cur") == col("r_cur"), as_of=col("o_t"))
-    plan = plan_of(stream(temporal, spark, JVM_TIER).dataframe, spark)
+    plan = plan_of(stream(temporal, spark).dataframe, spark)
     assert first(plan, "collect_metrics").name == tw.LATE_ROWS_METRIC
     fields = jvm_wire.decode_payload(first(plan, "extension").value)
     assert fields[2] == b"temporal" and json.loads(fields[4])["temporal"]["time"] == "event"
     x, y = _interval_tables(senv)
     interval = x.left_outer_join(y, (col("a_k") == col("b_k")) & WITHIN)
-    plan = plan_of(stream(interval, spark, JVM_TIER).dataframe, spark)
+    plan = plan_of(stream(interval, spark).dataframe, spark)
     fields = jvm_wire.decode_payload(first(plan, "extension").value)
     section = json.loads(fields[4])["interval"]
     assert fields[2] == b"interval" and (section["lower_ms"], section["upper_ms"]) == (-1000, 2000)
-
-
-def test_python_tier_option_keeps_the_processors(senv, spark):
-    senv.config.set("table.exec.operator.tier", "python")
-    a = table(senv, "A", schema("a_k BIGINT"))
-    b = table(senv, "B", schema("b_k BIGINT"))
-    q = a.anti_join(b, col("a_k") == col("b_k"))
-    assert "tier=[python], stateBackend=[rocksdb]" in q.explain()
-    compiled = stream(q, spark, senv.streaming_options())
-    assert "group_map" in kinds(plan_of(compiled.dataframe, spark))
 
 
 def _join_node(plan: Any) -> Any:

@@ -12,7 +12,6 @@ from tableapi.plan import Filter, Join
 from tableapi.plan.changelog import (
     ChangelogKind,
     ChangelogMode,
-    OperatorTier,
     StreamingOptions,
     all_bounded,
     changelog_mode,
@@ -195,9 +194,9 @@ def test_streaming_refuses_from_elements(senv, tables):
         senv.from_elements([(1,)], ["a"]).explain()
 
 
-def test_aggregates_run_on_the_jvm_tier_only(senv, tables):
-    """An aggregation compiles to the JVM GroupAggregate; without the plugin (or on the
-    Python tier) it is refused with how to get the jar, before anything runs."""
+def test_aggregates_need_the_jvm_plugin(senv, tables):
+    """An aggregation compiles to the JVM GroupAggregate; without the plugin it is refused
+    with how to get the jar, before anything runs."""
     from tableapi.compiler.streaming import compile_stream
 
     orders, _, events = tables
@@ -207,17 +206,15 @@ def test_aggregates_run_on_the_jvm_tier_only(senv, tables):
     text = grouped.explain()
     assert (
         "GroupAggregate(groupBy=[product_id], select=[product_id, SUM(amount) AS $agg0, "
-        "AVG(amount) AS $agg1], operator=[server_ext group aggregate], tier=[jvm]"
+        "AVG(amount) AS $agg1], operator=[server_ext group aggregate], stateBackend=[hashmap]"
     ) in text
     assert "changelogMode=[I,UB,UA,D]" in text
     assert (
         "GroupAggregate(select=[COUNT(e_id) AS $agg0]" in events.select(col("e_id").count).explain()
     )
     plan = grouped.optimized().plan
-    with pytest.raises(ValidationError, match="python -m server_ext serve"):
+    with pytest.raises(ValidationError, match=r"Aggregate cannot run.*python -m server_ext serve"):
         compile_stream(plan, None, StreamingOptions(jvm_plugin=False))  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match=r"set table\.exec\.operator\.tier=jvm"):
-        compile_stream(plan, None, StreamingOptions(operator_tier=OperatorTier.PYTHON))  # type: ignore[arg-type]
 
 
 def test_explain_shows_which_aggregation_phases_run(senv, tables):
@@ -244,7 +241,7 @@ def test_explain_shows_which_aggregation_phases_run(senv, tables):
         assert lines[1].startswith(
             "+- GlobalGroupAggregate(groupBy=[product_id], select=[product_id, "
             "SUM(sum$0) AS $agg0, COUNT(DISTINCT count$1) AS $agg1], operator=[server_ext "
-            "group aggregate], tier=[jvm], stateBackend=[hashmap], miniBatch=[1000 ms], "
+            "group aggregate], stateBackend=[hashmap], miniBatch=[1000 ms], "
             "changelogMode=[I,UB,UA,D])"
         ), lines
         assert lines[2] == (
