@@ -1,7 +1,9 @@
 """Server side of the product: runs inside a Spark Connect server.
 
-It holds the server launcher (``python -m server_ext serve``), the stateful join operators
-(``joins/``) the client references by import, and the confs both sides agree on (``conf``).
+It holds the server launcher (``python -m server_ext serve``), the stateful operators (Java,
+``jvm/``) with their wire contracts (``operators.py``, ``joins/``, ``aggregate_spec.py``), the
+lookup join and sinks the server's Python workers run (``lookup/``, ``sink/``), and the
+confs both sides agree on (``conf``).
 """
 
 from importlib.metadata import PackageNotFoundError, version

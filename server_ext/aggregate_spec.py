@@ -22,7 +22,7 @@ Input rows, columns in this order (names as in ``joins/spec.py``):
 Output rows: ``__kind``, the group key's values, then one value per aggregate call: ``+I``
 for a key's first result, ``-U`` (when ``update_before``) and ``+U`` when it changes,
 nothing when it does not (with a state TTL: always), ``-D`` when the key's last row is
-retracted. There is no Python processor: the operator runs on the JVM tier only.
+retracted.
 
 Mini-batch (``mini_batch``): a key's rows of a micro-batch are folded in bundles of at most
 ``bundle_size`` rows, one result per bundle. Two-phase (``two_phase``, mini-batch only): the
@@ -47,28 +47,13 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+from typing import Any, ClassVar
 
 #: A two-phase aggregation's partial accumulator column (BINARY; ``GroupAggregate.ACC``).
 ACC = "__acc"
 
 #: The aggregate functions the operator computes (``count_star`` is COUNT(*)).
 AGG_FUNCTIONS = ("count_star", "count", "sum", "avg", "min", "max")
-
-#: What a server without the JVM plugin is told (there is no Python group aggregate).
-NO_PLUGIN = (
-    "Streaming aggregation (group_by().select(), distinct(), aggregates in select()) runs in "
-    "server_ext's JVM operator plugin only, and this Spark Connect server does not have it. "
-    "Start the server with `python -m server_ext serve` where a JDK 17 is (it builds and loads "
-    "the plugin jar), install a wheel built where a JDK was (it carries "
-    "server_ext/jvm/tableapi-server-ext.jar), or add the jar to an existing server with "
-    "spark.jars and spark.connect.extensions.relation.classes=tableapi.serverext."
-    'OperatorPlugin (`python -c "from server_ext.jvm import plugin_conf; print(plugin_conf())"` '
-    "prints both); table.exec.operator.tier=python has no aggregation operator."
-)
 
 
 @dataclass(frozen=True)
@@ -159,9 +144,5 @@ class AggregateSpec:
         """``ProcessingTime`` with a state TTL (its expiry timeouts), else ``None``."""
         return "None" if self.ttl_ms is None else "ProcessingTime"
 
-    def python_processor(self) -> StatefulProcessor:
-        """There is none: the aggregation runs on the JVM tier only (:data:`NO_PLUGIN`)."""
-        raise ValueError(NO_PLUGIN)
 
-
-__all__ = ["ACC", "AGG_FUNCTIONS", "NO_PLUGIN", "AggCall", "AggregateSpec"]
+__all__ = ["ACC", "AGG_FUNCTIONS", "AggCall", "AggregateSpec"]

@@ -3,7 +3,8 @@ side of the wire (the JVM's twin is ``OperatorPlugin.OPERATORS``).
 
 An operator's spec is everything it needs, decided at plan time; it names its operator, gives
 its output fields and its own section of the wire JSON (``server_ext/jvm/wire.py``), checks
-itself before it is sent, and knows its Python-tier processor if it has one. A new operator
+itself before it is sent, and gives its time mode. The operators run on the JVM only (their
+Python models, the tests' oracles, are in ``tests/models``). A new operator
 (a window, a Top-N, a deduplication) needs one spec class, one line in :data:`SPECS`, and one
 Java class with its line in ``OperatorPlugin.OPERATORS``.
 
@@ -17,16 +18,13 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol, cast
 
 from server_ext.aggregate_spec import AggregateSpec
 from server_ext.joins.interval_spec import IntervalSpec
 from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec
 from server_ext.joins.temporal_spec import TemporalSpec
-
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 
 class OperatorSpec(Protocol):
@@ -50,11 +48,6 @@ class OperatorSpec(Protocol):
     @property
     def time_mode(self) -> str:
         """``"None"``, ``"ProcessingTime"`` (state TTL) or ``"EventTime"`` (watermarks)."""
-        ...
-
-    def python_processor(self) -> StatefulProcessor:
-        """The Python tier's ``transformWithState`` processor; an operator without one (the
-        JVM tier only) raises a ``ValueError`` that says how to get the JVM plugin."""
         ...
 
 

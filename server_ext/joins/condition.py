@@ -259,24 +259,3 @@ def check_residual(residual: tuple | None, left_width: int, right_width: int) ->
         if not 0 <= index < widths[side]:
             raise ValueError(f"residual refers to field {index} of the {side} row ({widths[side]})")
     compile_condition(residual)
-
-
-def check_two_sided_spec(spec: Any, what: str) -> None:
-    """Fail at plan time, on the client, rather than in the server's workers: ``spec`` (a
-    regular, interval or temporal join spec: ``output_fields()``, ``left``/``right`` sides,
-    ``residual``) has unique output names other than ``__kind`` (the worker turns output Rows
-    into dicts by field name: duplicates would collide), and its residual reads fields that
-    exist and compiles. ``what`` names the join in the messages."""
-    from server_ext.joins.spec import KIND
-
-    names = [name for name, _ in spec.output_fields()]
-    dupes = sorted({n for n in names if names.count(n) > 1 or n == KIND})
-    if dupes:
-        raise ValueError(f"{what} output names must be unique and not {KIND!r}: {dupes}")
-    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
-    for side, index in column_refs(spec.residual):
-        if not 0 <= index < widths[side]:
-            raise ValueError(
-                f"residual refers to field {index} of the {side} row, which has {widths[side]}"
-            )
-    compile_condition(spec.residual)  # unknown functions and bad arities fail here

@@ -1,4 +1,4 @@
-"""The contract between the client's compiler and the interval join processor.
+"""The contract between the client's compiler and the interval join operator.
 
 Flink's event-time interval join (``RowTimeIntervalJoin``): a left row at time ``lt`` and a
 right row at time ``rt`` of the same join key match when
@@ -8,21 +8,20 @@ right row at time ``rt`` of the same join key match when
 and the residual condition is True. Outer sides emit their rows null-padded once they can no
 longer match (the watermark has passed their window). The output is insert-only.
 
-The client runs::
+The client runs the JVM ``interval`` operator over::
 
-    union.groupBy(*key_columns).transformWithState(
-        interval_join_processor(spec), output_schema, "Append", interval_time_mode(spec))
+    union.groupBy(*key_columns) -> OperatorPlugin "interval" -> spec.output_struct_ddl()
 
 with ``union`` = both inputs tagged as in ``spec.py`` (``__k0..``, ``__side``, ``__kind``,
 ``__seq``, ``__l``, ``__r``) plus ``__t`` (BIGINT): the row's rowtime in epoch milliseconds
 (the left rowtime on left rows, the right one on right rows), as in ``temporal_spec.py``.
 The watermark comes from ``withWatermark`` on each input's rowtime, upstream of the union,
 and the union must NOT carry a column with watermark metadata (``temporal_spec.py`` says
-why: Spark would drop rows behind the watermark before the processor sees them).
+why: Spark would drop rows behind the watermark before the operator sees them).
 
 Output rows: ``__kind`` (always +I) then the left fields then the right fields.
 
-Like ``spec.py``, this module must not import ``tableapi`` and must pickle by reference.
+Like ``spec.py``, this module must not import ``tableapi``.
 
 Example::
 
@@ -37,8 +36,9 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from server_ext.joins.condition import compile_condition
 from server_ext.joins.spec import (
     FULL_OUTER,
     LEFT_OUTER,
@@ -50,15 +50,12 @@ from server_ext.joins.spec import (
 from server_ext.joins.temporal_spec import TIME
 from server_ext.jvm.wire import encode_tree
 
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
 INTERVAL_KINDS = REGULAR_KINDS  # inner | left | right | full
 
 
 @dataclass(frozen=True)
 class IntervalSpec:
-    """Everything the interval join processor needs, decided at plan time (an
+    """Everything the interval join operator needs, decided at plan time (an
     ``OperatorSpec`` of ``server_ext.operators``: the ``interval`` operator)."""
 
     operator: ClassVar[str] = "interval"
@@ -112,20 +109,12 @@ class IntervalSpec:
 
     def check(self) -> None:
         """Plan-time checks before the spec is sent: the residual compiles."""
-        from server_ext.joins.condition import compile_condition
-
         compile_condition(self.residual)
 
     @property
     def time_mode(self) -> str:
-        """``transformWithState``'s time mode (see :func:`interval_time_mode`)."""
+        """The operator's time mode (see :func:`interval_time_mode`)."""
         return interval_time_mode(self)
-
-    def python_processor(self) -> StatefulProcessor:
-        """The Python tier's processor (Flink's RowTimeIntervalJoin)."""
-        from server_ext.joins.interval import IntervalJoinProcessor
-
-        return IntervalJoinProcessor(self)
 
 
 def interval_time_mode(spec: IntervalSpec) -> str:

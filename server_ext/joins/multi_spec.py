@@ -2,10 +2,9 @@
 
 A left-deep chain ``((in0 JOIN in1 ON c1) JOIN in2 ON c2) ...`` of INNER and LEFT joins whose
 equi keys all reach one common key runs as one operator. The client tags every input row
-with its input's index, unions the inputs and runs::
+with its input's index, unions the inputs and runs the JVM ``multi`` operator over::
 
-    union.groupBy(*key_columns).transformWithState(
-        multi_join_processor(spec), output_schema, "Append", spec.time_mode)
+    union.groupBy(*key_columns) -> OperatorPlugin "multi" -> spec.output_struct_ddl()
 
 Input rows, columns in this order (names as in ``spec.py``, plus one struct per input):
 
@@ -23,19 +22,17 @@ condition tree of ``spec.py`` where ``"l"`` indexes the joined fields of inputs 
 and ``"r"`` the fields of input ``i``; its equi keys are in the tree too, so a key that
 meets a null-padded row does not match.
 
-Like ``spec.py``, this module must not import ``tableapi`` and must pickle by reference.
+Like ``spec.py``, this module must not import ``tableapi``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from server_ext.joins.condition import compile_condition
 from server_ext.joins.spec import INNER, LEFT_OUTER, output_struct_ddl
 from server_ext.jvm.wire import encode_tree
-
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 INPUT_PREFIX = "__in"
 MULTI_JOIN_KINDS = (INNER, LEFT_OUTER)
@@ -76,7 +73,7 @@ class MultiJoinSpec:
 
     @property
     def time_mode(self) -> str:
-        """``transformWithState``'s timeMode: the TTL needs the processing time."""
+        """The operator's time mode: the TTL needs the processing time."""
         return "None" if self.ttl_ms is None else "ProcessingTime"
 
     def wire_section(self) -> dict[str, Any]:
@@ -90,16 +87,8 @@ class MultiJoinSpec:
 
     def check(self) -> None:
         """Plan-time checks before the spec is sent: every level's condition compiles."""
-        from server_ext.joins.condition import compile_condition
-
         for tree in self.conditions:
             compile_condition(tree)
-
-    def python_processor(self) -> StatefulProcessor:
-        """The Python tier's processor (FLIP-516's StreamingMultiJoinOperator)."""
-        from server_ext.joins.multi import MultiJoinProcessor
-
-        return MultiJoinProcessor(self)
 
 
 def input_column(index: int) -> str:

@@ -1,16 +1,13 @@
 """The contract between the client's compiler and the server's join operators.
 
 The client (``tableapi/compiler``) builds a :class:`JoinSpec`, tags each input row with its
-side and row kind, unions the two inputs and runs::
+side and row kind, unions the two inputs, groups the union by the join key and hands it to
+the JVM ``join`` operator (``server_ext/jvm/wire.py``: the spec travels as JSON)::
 
-    union.groupBy(*key_columns).transformWithState(
-        join_processor(spec), spec.output_struct_ddl(), "Append", time_mode(spec))
-
-(``join_processor`` is in ``server_ext.joins``.)
+    union.groupBy(*key_columns) -> OperatorPlugin "join" -> spec.output_struct_ddl()
 
 This module must not import ``tableapi`` (the server may run without the client package
-layers above it) and everything here must pickle by reference (it ships inside the
-processor).
+layers above it).
 
 Input rows (the union of both sides), columns in this order:
 
@@ -40,12 +37,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from server_ext.joins.condition import check_residual
 from server_ext.jvm.wire import encode_tree
-
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 # Column names on the wire (one place).
 KEY_PREFIX = "__k"
@@ -172,20 +167,12 @@ class JoinSpec:
     def check(self) -> None:
         """Plan-time checks before the spec is sent: the residual reads fields that exist
         and compiles."""
-        from server_ext.joins.condition import check_residual
-
         check_residual(self.residual, len(self.left.fields), len(self.right.fields))
 
     @property
     def time_mode(self) -> str:
-        """``transformWithState``'s time mode (see :func:`time_mode`)."""
+        """The operator's time mode (see :func:`time_mode`)."""
         return time_mode(self)
-
-    def python_processor(self) -> StatefulProcessor:
-        """The Python tier's processor (Flink's StreamingJoinOperator or its semi/anti twin)."""
-        from server_ext.joins import join_processor
-
-        return join_processor(self)
 
 
 def output_struct_ddl(fields: tuple[tuple[str, str], ...]) -> str:
@@ -194,14 +181,14 @@ def output_struct_ddl(fields: tuple[tuple[str, str], ...]) -> str:
 
 
 def time_mode(spec: JoinSpec) -> str:
-    """The ``timeMode`` for ``transformWithState``: ``"ProcessingTime"`` when a side has a
-    state TTL, else ``"None"``.
+    """The operator's time mode: ``"ProcessingTime"`` when a side has a state TTL (rows
+    expire by the batch's processing time), else ``"None"``, kept where it can be because
+    ProcessingTime queries never finish ``availableNow`` / ``processAllAvailable()`` unless
+    ``spark.sql.streaming.noDataMicroBatches.enabled=false``.
 
-    Spark refuses a state TTL in any other time mode (STATEFUL_PROCESSOR_INCORRECT_TIME_MODE_
-    TO_ASSIGN_TTL) and only hands the processor the batch's processing time (for per-row
-    expiry) in ProcessingTime or EventTime mode; with ``"None"`` it is -1. ``"None"`` is kept
-    otherwise because ProcessingTime queries never finish ``availableNow`` /
-    ``processAllAvailable()`` unless ``spark.sql.streaming.noDataMicroBatches.enabled=false``.
+    >>> time_mode(JoinSpec("inner", SideSpec((("a", "BIGINT"),), ttl_ms=1000),
+    ...                    SideSpec((("b", "BIGINT"),))))
+    'ProcessingTime'
     """
     has_ttl = spec.left.ttl_ms is not None or spec.right.ttl_ms is not None
     return "ProcessingTime" if has_ttl else "None"

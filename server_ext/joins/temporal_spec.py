@@ -1,4 +1,4 @@
-"""The contract between the client's compiler and the temporal join processor.
+"""The contract between the client's compiler and the temporal join operator.
 
 Flink's temporal joins: each probe (left) row joins the version of the build (right) row
 that is valid at the probe row's time, ``FOR SYSTEM_TIME AS OF``:
@@ -11,10 +11,9 @@ that is valid at the probe row's time, ``FOR SYSTEM_TIME AS OF``:
 - ``processing`` time (``TemporalProcessTimeJoinOperator``): the build side is a map from key
   to its latest row; a probe row joins whatever is there when it arrives, at once.
 
-The client runs::
+The client runs the JVM ``temporal`` operator over::
 
-    union.groupBy(*key_columns).transformWithState(
-        temporal_join_processor(spec), output_schema, "Append", temporal_time_mode(spec))
+    union.groupBy(*key_columns) -> OperatorPlugin "temporal" -> spec.output_struct_ddl()
 
 with ``union`` = both inputs tagged as in ``spec.py`` (``__k0..``, ``__side``, ``__kind``,
 ``__seq``, ``__l``, ``__r``) plus one more column:
@@ -24,12 +23,13 @@ with ``union`` = both inputs tagged as in ``spec.py`` (``__k0..``, ``__side``, `
                            the build row's version time (event mode; null in processing mode)
 =============  ==========  ==================================================================
 
-In event mode the query carries a watermark, and the processor uses event-time timers at
-the probe rows' times. Measured on Spark 4.3: put ``withWatermark`` on each input's rowtime
-(upstream of the union; Spark takes the minimum, as Flink does) and do NOT hand
-transformWithState a column with watermark metadata (e.g. ``__t_ts`` aliasing a rowtime
-column): with one, Spark silently drops every row of both sides at or behind the previous
-batch's watermark before the processor sees it (no LATE rows, late versions lost).
+In event mode the query carries a watermark, and the operator uses event-time timers at
+the probe rows' times. Measured on Spark 4.3 (with transformWithState, and the operator's
+input is kept the same): put ``withWatermark`` on each input's rowtime (upstream of the
+union; Spark takes the minimum, as Flink does) and do NOT hand the operator a column with
+watermark metadata (e.g. ``__t_ts`` aliasing a rowtime column): with one, Spark silently
+drops every row of both sides at or behind the previous batch's watermark before the
+operator sees it (no LATE rows, late versions lost).
 
 Output rows: ``__kind`` (TINYINT) then the left fields then the right fields (null-padded for
 ``left`` joins without a version). Inner and left temporal joins of an insert-only probe
@@ -40,16 +40,14 @@ fields; the client counts and drops these rows (they are not part of the result)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from server_ext.joins.condition import compile_condition
 from server_ext.joins.spec import INNER, LEFT_OUTER, InputSpec, SideSpec, output_struct_ddl
 from server_ext.jvm.wire import encode_tree
 
-if TYPE_CHECKING:
-    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
 TIME = "__t"
-TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of transformWithState
+TIME_TS = "__t_ts"  # the same instant as a TIMESTAMP; keep it out of the operator's input
 LATE = 9  # __kind of a late probe row: not a RowKind; counted and dropped by the client
 # The client counts LATE rows in this observed metric (field ``late_rows``) before dropping them.
 LATE_ROWS_METRIC = "tableapi_late_rows"
@@ -60,7 +58,7 @@ TIME_MODES = ("event", "processing")
 
 @dataclass(frozen=True)
 class TemporalSpec:
-    """Everything a temporal join processor needs, decided at plan time (an
+    """Everything a temporal join operator needs, decided at plan time (an
     ``OperatorSpec`` of ``server_ext.operators``: the ``temporal`` operator)."""
 
     operator: ClassVar[str] = "temporal"
@@ -100,21 +98,12 @@ class TemporalSpec:
 
     def check(self) -> None:
         """Plan-time checks before the spec is sent: the residual compiles."""
-        from server_ext.joins.condition import compile_condition
-
         compile_condition(self.residual)
 
     @property
     def time_mode(self) -> str:
-        """``transformWithState``'s time mode (see :func:`temporal_time_mode`)."""
+        """The operator's time mode (see :func:`temporal_time_mode`)."""
         return temporal_time_mode(self)
-
-    def python_processor(self) -> StatefulProcessor:
-        """The Python tier's processor (Flink's TemporalRowTimeJoinOperator or
-        TemporalProcessTimeJoinOperator)."""
-        from server_ext.joins.temporal import TemporalJoinProcessor
-
-        return TemporalJoinProcessor(self)
 
 
 def temporal_time_mode(spec: TemporalSpec) -> str:

@@ -1,9 +1,10 @@
 """server_ext's JVM join operators on a real server, through the Spark Connect plugin.
 
-The same hand-built tagged union (changelog files of both sides, three micro-batches) runs
-through the Python processor (transformWithState, RocksDB) and through the JVM operator on
-both state stores; the changelogs must be equal row for row per key (rows of one key come
-from one group call, in order; across keys the order is free).
+A hand-built tagged union (changelog files of both sides, three micro-batches) runs through
+the JVM operator on both state stores; their changelogs must equal the join model's
+(``tests/models``, fed the same batches in memory) row for row per key (rows of one key come
+from one group call, in order; across keys the order is free). A server without the plugin
+refuses a stateful query, saying how to get it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import uuid
-import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +23,14 @@ from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.dataframe import DataFrame
 from pyspark.sql.types import ByteType, LongType, StringType, StructField, StructType
 
-from server_ext.joins import join_processor
-from server_ext.joins.spec import InputSpec, JoinSpec, SideSpec, time_mode
+from server_ext.joins.spec import InputSpec, JoinSpec, SideSpec
 from server_ext.jvm.build import find_javac
 from server_ext.launcher import ROCKSDB_PROVIDER
 from tableapi import Schema, TableDescriptor, TableEnvironment, col
 from tableapi.compiler.jvm_operators import jvm_join, jvm_operators_available
-from tableapi.config import OPERATOR_TIER
+from tableapi.errors import ValidationError
 from tableapi.session import EmbeddedServer, connect
+from tests.unit.server_ext.harness import KIND_NAMES, KINDS, JoinHarness
 
 HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 PROVIDER_CONF = "spark.sql.streaming.stateStore.providerClass"
@@ -89,11 +89,11 @@ def test_the_test_server_has_the_plugin(jvm: Any) -> None:
     assert jvm_operators_available(jvm)
 
 
-def test_a_server_without_the_plugin_is_detected(
+def test_a_server_without_the_plugin_refuses_stateful_queries(
     monkeypatch: pytest.MonkeyPatch, shared_dir: Path
 ) -> None:
-    """A client on a server without the jar falls back to the Python tier, on RocksDB, and
-    says so once per session."""
+    """A client on a server without the jar is told, before anything runs, that its stateful
+    query needs the plugin and how to get it; a stateless query still runs."""
     monkeypatch.setenv("TABLEAPI_JVM_OPERATORS", "off")
     server = EmbeddedServer.start(master="local[1]")
     try:
@@ -103,7 +103,6 @@ def test_a_server_without_the_plugin_is_detected(
         finally:
             session.stop()
         env = TableEnvironment.create(mode="streaming", remote=server.url)
-        env.config.set(OPERATOR_TIER, "jvm")  # asked for, but not there
         try:
             (shared_dir / "a").mkdir()
             (shared_dir / "a" / "a.json").write_text('{"k": 1}\n')
@@ -113,13 +112,12 @@ def test_a_server_without_the_plugin_is_detected(
             env.create_temporary_table("A", descriptor.build())
             a = env.from_path("A")
             query = a.left_outer_join(a.select(col("k").alias("k2")), col("k") == col("k2"))
-            with pytest.warns(UserWarning, match="no server_ext JVM operator plugin"):
+            refused = r"Join cannot run: .*JVM operator plugin only.*python -m server_ext serve"
+            with pytest.raises(ValidationError, match=refused):
                 query.to_spark()
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # said once per session
-                query.to_spark()
-                assert "tier=[python], stateBackend=[rocksdb]" in query.explain()
-            assert "RocksDB" in env.spark.conf.get(PROVIDER_CONF)
+            with pytest.raises(ValidationError, match=r"cannot run: .*server_ext serve"):
+                a.distinct().to_spark()
+            assert a.where(col("k") > 0).to_spark() is not None  # stateless: no plugin needed
         finally:
             env.close()
     finally:
@@ -187,8 +185,19 @@ CASES = [
 ]
 
 
+def _model_changelog(spec: JoinSpec) -> list[tuple]:
+    """The join model's changelog of :data:`BATCHES` (one micro-batch each), as the
+    operator's rows: ``(__kind, *fields)``."""
+    harness = JoinHarness(spec)
+    out = []
+    for changes in BATCHES:
+        rows = harness.process(*((side, KIND_NAMES[kind], row) for side, kind, row in changes))
+        out += [(KINDS[r[0]], *r[1:]) for r in rows]
+    return out
+
+
 @pytest.mark.parametrize(("kind", "left_layout", "right_layout", "residual", "ttl"), CASES)
-def test_jvm_operator_gives_the_python_processors_changelog_on_both_stores(
+def test_jvm_operator_gives_the_models_changelog_on_both_stores(
     jvm: Any,
     shared_dir: Path,
     kind: str,
@@ -210,24 +219,19 @@ def test_jvm_operator_gives_the_python_processors_changelog_on_both_stores(
         spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", "false")
     output = _output(spec)
     names = ["__kind", *(n for n, _ in spec.output_fields())]
-    tiers = {
-        "python": (ROCKSDB_PROVIDER, lambda u: u.groupBy("__k0").transformWithState(
-            join_processor(spec), output, "Append", time_mode(spec))),
-        "jvm-hashmap": (HDFS_PROVIDER, lambda u: jvm_join(u, ["__k0"], spec, output)),
-        "jvm-rocksdb": (ROCKSDB_PROVIDER, lambda u: jvm_join(u, ["__k0"], spec, output)),
-    }  # fmt: skip
+    stores = {"hashmap": HDFS_PROVIDER, "rocksdb": ROCKSDB_PROVIDER}
     queries = {}
-    for tier, (provider, operator) in tiers.items():
+    for store, provider in stores.items():
         spark.conf.set(PROVIDER_CONF, provider)
-        table = f"{tier.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
-        queries[tier] = (
+        table = f"{store}_{uuid.uuid4().hex[:8]}"
+        queries[store] = (
             (
-                operator(_union(spark, shared_dir))
+                jvm_join(_union(spark, shared_dir), ["__k0"], spec, output)
                 .select(*names)
                 .writeStream.format("memory")
                 .queryName(table)
                 .outputMode("append")
-                .option("checkpointLocation", str(shared_dir / f"cp-{tier}"))
+                .option("checkpointLocation", str(shared_dir / f"cp-{store}"))
                 .start()
             ),
             table,
@@ -242,10 +246,10 @@ def test_jvm_operator_gives_the_python_processors_changelog_on_both_stores(
     finally:
         for query, _ in queries.values():
             query.stop()
-    want = _per_key(changelogs["python"], spec)
+    want = _per_key(_model_changelog(spec), spec)
     assert sum(len(v) for v in want.values()) >= 5  # the case emits something to compare
-    for tier in ("jvm-hashmap", "jvm-rocksdb"):
-        assert _per_key(changelogs[tier], spec) == want, tier
+    for store in stores:
+        assert _per_key(changelogs[store], spec) == want, store
 
 
 def test_bad_input_fails_at_plan_time_naming_the_problem(jvm: Any) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 from pyspark.sql import Row
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from server_ext.joins import join_processor
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -27,6 +26,7 @@ from server_ext.joins.spec import (
     SideSpec,
     time_mode,
 )
+from tests.models import join_processor
 
 KINDS = {"+I": INSERT, "-U": UPDATE_BEFORE, "+U": UPDATE_AFTER, "-D": DELETE}
 KIND_NAMES = {v: k for k, v in KINDS.items()}

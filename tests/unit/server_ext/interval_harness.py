@@ -17,9 +17,9 @@ from typing import Any
 
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from server_ext.joins import interval_join_processor
 from server_ext.joins.interval_spec import IntervalSpec, interval_time_mode
 from server_ext.joins.spec import SideSpec
+from tests.models import interval_join_processor
 from tests.unit.server_ext.harness import LEFT_FIELDS, RIGHT_FIELDS
 from tests.unit.server_ext.temporal_harness import TChange, TemporalHarness, fmt
 

@@ -18,9 +18,9 @@ from typing import Any
 from pyspark.sql import Row
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from server_ext.joins import temporal_join_processor
 from server_ext.joins.spec import LEFT, RIGHT
 from server_ext.joins.temporal_spec import LATE, TemporalSpec, temporal_time_mode
+from tests.models import temporal_join_processor
 from tests.unit.server_ext.harness import (
     JKCUK,
     KIND_NAMES,

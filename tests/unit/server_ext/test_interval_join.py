@@ -9,7 +9,6 @@ Unless a test says otherwise the bounds are ``-10 <= l.t - r.t <= 10`` (ms): a l
 
 from __future__ import annotations
 
-import pickle
 import random
 from collections import Counter
 from typing import Any
@@ -17,13 +16,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 
-from server_ext.joins import interval_join_processor, python_operator
-from server_ext.joins.interval import IntervalJoinProcessor
 from server_ext.joins.interval_spec import IntervalSpec
 from server_ext.joins.spec import SideSpec
+from tests.models import model_of
+from tests.models.interval import IntervalJoinProcessor
 from tests.unit.server_ext.interval_harness import A, B, IntervalHarness, interval_spec
 
 OUTER = ["left", "right", "full"]
@@ -348,15 +346,13 @@ def test_dict_structs_as_sparks_row_mode_worker_sends_them() -> None:
     assert h.process(A(100, 1, "a"), B(100, 1, "x")) == [("+I", 1, "a", 1, "x")]
 
 
-def test_spec_wiring_pickling_and_validation() -> None:
+def test_spec_wiring_and_validation() -> None:
     spec = interval_spec("full")
-    processor, mode = python_operator(spec)
+    processor, mode = model_of(spec)
     assert isinstance(processor, IntervalJoinProcessor) and mode == "EventTime"
     assert spec.output_struct_ddl() == (
         "__kind TINYINT, `lk` BIGINT, `lv` STRING, `rk` BIGINT, `rv` STRING"
     )
-    clone = pickle.loads(cloudpickle.dumps(interval_join_processor(spec)))  # shipped to workers
-    assert clone.spec == spec
     with pytest.raises(ValueError, match="kind must be one of"):
         IntervalSpec("semi", spec.left, spec.right, 0, 0)
     with pytest.raises(ValueError, match="unique"):

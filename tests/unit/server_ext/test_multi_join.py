@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pyspark.sql import Row
 from pyspark.sql.streaming.tws_tester import TwsTester
 
-from server_ext.joins import multi_join_processor
 from server_ext.joins.multi_spec import MultiJoinSpec, input_column
+from tests.models import multi_join_processor
 from tests.reference import eq, nested_loop_join
 from tests.unit.server_ext.harness import KINDS, fmt, run_key
 

@@ -1,11 +1,13 @@
-"""The two operator tiers agree: on random changelogs the JVM join functions (run in memory
-by ``Harness.java``, no Spark) emit the Python processors' changelog (run by TwsTester) row
-for row: the same rows, row kinds and order, batch by batch.
+"""The JVM join operator agrees with its models: on random changelogs the JVM join functions
+(run in memory by ``Harness.java``, no Spark) emit the changelog of the Python models of
+Flink's join operators (``tests/models``, run by TwsTester) row for row: the same rows, row
+kinds and order, batch by batch.
 
 Every join kind; every state layout on either side; one- and two-column keys, null keys,
 null-safe keys; residual conditions over BIGINT, DOUBLE, DECIMAL, STRING and TIMESTAMP
 fields; per-side state TTL with the processing time moving between micro-batches. A second
-property compares the residual condition evaluators alone on random typed trees.
+property compares the residual condition evaluators (Java's and ``server_ext.joins.condition``,
+which the lookup join runs) alone on random typed trees.
 
 ``TIER_AGREEMENT_CASES`` sets the number of random changelogs per join kind (default 150;
 the issue's bar is 500). All cases of a kind run in one JVM.
@@ -45,7 +47,7 @@ STRING_KEYS = ["a", "a", "b", None]
 LV = [1, 2, 3, None]
 LS = ["a", "A", "b", None]
 LT = [T0, T0 + dt.timedelta(minutes=30), T0 + dt.timedelta(hours=2), None]
-RW = [1.0, 2.5, 3.0, 0.0, -0.0, None]  # -0.0 and 0.0 are one row in both tiers
+RW = [1.0, 2.5, 3.0, 0.0, -0.0, None]  # -0.0 and 0.0 are one row in the operator and the model
 RS = ["a", "b", "B", None]
 RD = [Decimal("1.0"), Decimal("2.5"), Decimal("-3.5"), None]
 UNIQUE = {JKCUK: (0,), HUK: (1,), NUK: ()}  # JoinKeyContainsUniqueKey: the join key itself
@@ -146,8 +148,8 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
     return {"spec": spec, "key": key, "batches": batches}
 
 
-def python_changelog(case: dict[str, Any]) -> list[list]:
-    """The Python processor's output, batch by batch, in the harness's JSON form."""
+def model_changelog(case: dict[str, Any]) -> list[list]:
+    """The model's output, batch by batch, in the harness's JSON form."""
     spec = case["spec"]
     h = JoinHarness(spec, case["key"], case["key"])
     ttl = spec.left.ttl_ms is not None or spec.right.ttl_ms is not None
@@ -161,20 +163,20 @@ def python_changelog(case: dict[str, Any]) -> list[list]:
 
 @pytest.fixture(scope="module")
 def join_runs() -> dict[str, tuple[list[dict], list[list], list[dict]]]:
-    """Per join kind: the cases, the Python tier's changelogs and the JVM tier's results (all
+    """Per join kind: the cases, the models' changelogs and the JVM operator's results (all
     kinds in one JVM)."""
     cases = {k: [scenario(random.Random(f"{k}-{i}"), k) for i in range(CASES)] for k in JOIN_KINDS}
     flat = [c for k in JOIN_KINDS for c in cases[k]]
     jvm = [join_case(c["spec"], c["batches"], c["key"], c["key"]) for c in flat]
     results = iter(run_cases(jvm))
     return {
-        k: (cases[k], [python_changelog(c) for c in cases[k]], [next(results) for _ in cases[k]])
+        k: (cases[k], [model_changelog(c) for c in cases[k]], [next(results) for _ in cases[k]])
         for k in JOIN_KINDS
     }
 
 
 @pytest.mark.parametrize("kind", JOIN_KINDS)
-def test_jvm_join_emits_the_python_processors_changelog(
+def test_jvm_join_emits_the_models_changelog(
     kind: str, join_runs: dict[str, tuple[list[dict], list[list], list[dict]]]
 ) -> None:
     cases, expected, results = join_runs[kind]
@@ -193,8 +195,8 @@ def test_jvm_join_emits_the_python_processors_changelog(
 def test_a_union_without_kind_and_seq_is_insert_only_in_arrival_order(
     join_runs: dict[str, tuple[list[dict], list[list], list[dict]]],
 ) -> None:
-    """The client leaves ``__kind`` and ``__seq`` out of a union of insert-only inputs on the
-    JVM tier: the same changelog as the Python processor's, rows taken as they come."""
+    """The client leaves ``__kind`` and ``__seq`` out of a union of insert-only inputs: the
+    JVM operator emits the same changelog as the model's, rows taken as they come."""
     cases = [
         {
             **c,
@@ -209,12 +211,12 @@ def test_a_union_without_kind_and_seq_is_insert_only_in_arrival_order(
     ]
     for i, (case, got) in enumerate(zip(cases, run_cases(jvm), strict=True)):
         assert "error" not in got, f"case {i}: {got['error']}\n{case}"
-        assert got["batches"] == python_changelog(case), f"case {i} differs:\n{case}"
+        assert got["batches"] == model_changelog(case), f"case {i} differs:\n{case}"
 
 
-def test_ttl_expires_state_on_both_tiers() -> None:
-    """An entry written at t is gone at t + ttl: neither tier joins it, and the JVM tier's
-    timeout clears the key's state when no more rows come."""
+def test_ttl_expires_state_in_the_operator_and_the_model() -> None:
+    """An entry written at t is gone at t + ttl: neither the operator nor the model joins it,
+    and the JVM operator's timeout clears the key's state when no more rows come."""
     spec = JoinSpec(
         "left",
         SideSpec(FIELDS_L, NUK, (), 1000),
@@ -225,7 +227,7 @@ def test_ttl_expires_state_on_both_tiers() -> None:
     r1 = ("R", "+I", (1, 1.0, "a", Decimal("1.0")))
     batches = [(1000, [l1]), (1999, [r1]), (3500, [("R", "+I", (1, 2.5, "a", None))]), (9000, [])]
     case = {"spec": spec, "key": (0,), "batches": batches}
-    want = python_changelog(case)
+    want = model_changelog(case)
     [got] = run_cases([join_case(spec, batches)])
     assert got["batches"] == want
     assert [r[0] for r in want[1]] == ["-D", "+I"] and want[1][1][5] == 1  # r1 joined l1
@@ -293,7 +295,7 @@ def random_tree(rng: random.Random, kind: str, depth: int) -> tuple:
     return _call("is_not_distinct_from", a, b)
 
 
-def test_jvm_condition_evaluates_as_the_python_one() -> None:
+def test_jvm_condition_evaluates_as_the_python_one_the_lookup_join_runs() -> None:
     rng = random.Random(13)
     pairs = [
         (
@@ -391,7 +393,7 @@ def nested_case(rng: random.Random) -> dict[str, Any]:
     return {"spec": spec, "key": (0,), "batches": [(0, changes[:cut]), (0, changes[cut:])]}
 
 
-def test_nested_and_other_types_round_trip_the_state_as_in_python() -> None:
+def test_nested_and_other_types_round_trip_the_state_as_in_the_model() -> None:
     """Rows are their own state keys (NoUniqueKey): equal nested values (maps in another
     order too) must find each other, and every type must come back out of the binary state
     as it went in."""
@@ -399,7 +401,7 @@ def test_nested_and_other_types_round_trip_the_state_as_in_python() -> None:
     results = run_cases([join_case(c["spec"], c["batches"]) for c in cases])
     emitted = 0
     for case, got in zip(cases, results, strict=True):
-        want = python_changelog(case)
+        want = model_changelog(case)
         assert "error" not in got, got["error"]
         assert got["batches"] == want, case
         emitted += sum(len(b) for b in want)

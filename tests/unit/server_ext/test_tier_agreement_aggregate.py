@@ -1,6 +1,6 @@
 """The JVM group aggregate (``GroupAggregate.java``, run by ``Harness.java``: the calls and
 timeouts of flatMapGroupsWithState, no Spark) emits what the plain Python model of Flink's
-GroupAggFunction (``aggregate_model.py``) emits, on random changelogs, key by key, batch by
+GroupAggFunction (``tests/models/aggregate.py``) emits, on random changelogs, key by key, batch by
 batch, change by change.
 
 Cases: every function (COUNT(*), COUNT, SUM, AVG, MIN, MAX) and the DISTINCT forms over
@@ -30,7 +30,7 @@ import pytest
 
 from server_ext.aggregate_spec import AggCall, AggregateSpec
 from server_ext.jvm import wire
-from tests.unit.server_ext.aggregate_model import KIND_NAMES, GroupAggModel
+from tests.models.aggregate import KIND_NAMES, GroupAggModel
 from tests.unit.server_ext.jvm_harness import json_type, rows_json, run_cases, to_json
 
 CASES = int(os.environ.get("TIER_AGREEMENT_CASES", "150"))
@@ -285,8 +285,6 @@ def test_bad_specs_fail_at_plan_time_naming_the_problem() -> None:
     assert "gives BIGINT, not INT" in count_int["error"]
     with pytest.raises(ValueError, match="COUNT\\(\\*\\) has no DISTINCT form"):
         AggCall("count_star", distinct=True)
-    with pytest.raises(ValueError, match="runs in server_ext's JVM operator plugin only"):
-        good.python_processor()
 
 
 def test_the_changelog_flink_2_3_emits() -> None:

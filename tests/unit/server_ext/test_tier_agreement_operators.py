@@ -1,7 +1,8 @@
-"""The two operator tiers agree on the temporal, interval and multi-way joins: on random
+"""The JVM temporal, interval and multi-way join operators agree with their models: on random
 changelogs the JVM functions (``Harness.java``, flatMapGroupsWithState's calls and timeouts,
-no Spark) emit what the Python processors emit on TwsTester (input rows with the batch's
-watermark, then the timers it fires), key by key, batch by batch, in order.
+no Spark) emit what the Python models of Flink's operators (``tests/models``) emit on
+TwsTester (input rows with the batch's watermark, then the timers it fires), key by key,
+batch by batch, in order.
 
 Kinds: event-time temporal joins (inner, left: versions, deletions, late probe rows, null
 keys, residuals), processing-time temporal joins, interval joins (inner, left, right, full:
@@ -69,7 +70,7 @@ KIND_CASES = [
 ]
 
 
-# -- the union as both tiers see it ---------------------------------------------------------------
+# -- the union as the operator and the model see it -----------------------------------------------
 
 
 def union_schema(structs: list[tuple[str, tuple]], time: bool) -> str:
@@ -122,7 +123,7 @@ def temporal_scenario(rng: random.Random, kind: str, time: str) -> dict[str, Any
     return {"spec": spec, "batches": batches}
 
 
-def temporal_python(case: dict[str, Any]) -> list[dict]:
+def temporal_model(case: dict[str, Any]) -> list[dict]:
     spec = case["spec"]
     h = TemporalHarness(spec)
     out = []
@@ -181,7 +182,7 @@ def interval_scenario(rng: random.Random, kind: str) -> dict[str, Any]:
     return {"spec": spec, "batches": batches}
 
 
-def interval_python(case: dict[str, Any]) -> list[dict]:
+def interval_model(case: dict[str, Any]) -> list[dict]:
     h = IntervalHarness(case["spec"])
     return [
         by_key(h.batch(watermark, *changes), _interval_key)
@@ -225,7 +226,7 @@ def multi_scenario(rng: random.Random) -> dict[str, Any]:
     return {"spec": spec, "batches": batches}
 
 
-def multi_python(case: dict[str, Any]) -> list[dict]:
+def multi_model(case: dict[str, Any]) -> list[dict]:
     spec = case["spec"]
     h = MultiHarness(spec)
     out = []
@@ -276,12 +277,12 @@ def build(kind: str, rng: random.Random) -> dict[str, Any]:
     return multi_scenario(rng)
 
 
-def python_run(kind: str, case: dict[str, Any]) -> list[dict]:
+def model_run(kind: str, case: dict[str, Any]) -> list[dict]:
     if kind.startswith("temporal"):
-        return temporal_python(case)
+        return temporal_model(case)
     if kind.startswith("interval"):
-        return interval_python(case)
-    return multi_python(case)
+        return interval_model(case)
+    return multi_model(case)
 
 
 def jvm_case(kind: str, case: dict[str, Any]) -> dict[str, Any]:
@@ -297,13 +298,13 @@ def runs() -> dict[str, tuple[list[dict], list[list[dict]], list[dict]]]:
     cases = {k: [build(k, random.Random(f"{k}-{i}")) for i in range(CASES)] for k in KIND_CASES}
     results = iter(run_cases([jvm_case(k, c) for k in KIND_CASES for c in cases[k]]))
     return {
-        k: (cases[k], [python_run(k, c) for c in cases[k]], [next(results) for _ in cases[k]])
+        k: (cases[k], [model_run(k, c) for c in cases[k]], [next(results) for _ in cases[k]])
         for k in KIND_CASES
     }
 
 
 @pytest.mark.parametrize("kind", KIND_CASES)
-def test_jvm_operator_emits_the_python_processors_changelog(
+def test_jvm_operator_emits_the_models_changelog(
     kind: str, runs: dict[str, tuple[list[dict], list[list[dict]], list[dict]]]
 ) -> None:
     cases, expected, results = runs[kind]
@@ -321,7 +322,7 @@ def test_jvm_operator_emits_the_python_processors_changelog(
 
 
 def test_jvm_temporal_join_keeps_state_small() -> None:
-    """Versions the watermark made useless and emitted probe rows leave the JVM tier's state;
+    """Versions the watermark made useless and emitted probe rows leave the JVM operator's state;
     the deletion stays as the key's one version (a late build row must not resurface)."""
     spec = TemporalSpec("inner", "event", side(fields=L2), side(JKCUK, R2, (0,)))
     batches = [
@@ -332,6 +333,6 @@ def test_jvm_temporal_join_keeps_state_small() -> None:
     ]  # fmt: skip
     case = {"spec": spec, "batches": batches}
     [got] = run_cases([temporal_jvm(case)])
-    assert jvm_by_key(got) == temporal_python(case)
+    assert jvm_by_key(got) == temporal_model(case)
     assert jvm_by_key(got)[1] == {"1": [["+I", 1, 7, 1, 2]]}
     assert got["state_keys"] == 1  # the deletion stays as the key's one version, as in Flink

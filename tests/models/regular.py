@@ -1,7 +1,9 @@
-"""Flink's regular streaming join (``StreamingJoinOperator``) as a row-based StatefulProcessor.
+"""Flink's regular streaming join (``StreamingJoinOperator``) as a row-based StatefulProcessor:
+the model the JVM ``join`` operator is compared with (``tests/models/__init__.py``).
 
-Run as ``union.groupBy(__k0, ...).transformWithState(join_processor(spec),
-spec.output_struct_ddl(), "Append", time_mode(spec))``; ``spec.py`` has the wire format.
+Driven as ``transformWithState(join_processor(spec), spec.output_struct_ddl(), "Append",
+time_mode(spec))`` would drive it, on TwsTester; ``server_ext/joins/spec.py`` has the wire
+format.
 
 The state machinery (records, side views, the pickled ValueStates, state TTL) is in
 ``state.py``.
@@ -20,11 +22,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import (
-    Predicate,
-    check_two_sided_spec,
-    compile_condition,
-)
+from server_ext.joins.condition import Predicate, compile_condition
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -34,7 +32,7 @@ from server_ext.joins.spec import (
     UPDATE_AFTER,
     JoinSpec,
 )
-from server_ext.joins.state import (
+from tests.models.state import (
     ASSOC,
     COUNT,
     ROW,
@@ -43,6 +41,7 @@ from server_ext.joins.state import (
     Record,
     SideView,
     StateStore,
+    check_two_sided_spec,
 )
 
 __all__ = ["JoinProcessorBase", "RegularJoinProcessor"]

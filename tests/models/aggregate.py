@@ -1,4 +1,4 @@
-"""Flink's streaming group aggregation (GroupAggFunction) in plain Python: the oracle the JVM
+"""Flink's streaming group aggregation (GroupAggFunction) in plain Python: the model the JVM
 operator (``GroupAggregate.java``) is compared with, change by change.
 
 Each key keeps its current rows (a multiset); every result is computed from them afresh, so

@@ -1,4 +1,5 @@
-"""The multi-way join operator (FLIP-516's StreamingMultiJoinOperator) for ``transformWithState``.
+"""The multi-way join operator (FLIP-516's StreamingMultiJoinOperator) as a ``transformWithState``
+processor: the model the JVM ``multi`` operator is compared with.
 
 A chain of INNER/LEFT joins on a common key keeps no intermediate results: its state is the
 rows of each input under the current key, one pickled ValueState per key (per input: row ->
@@ -33,7 +34,7 @@ from pyspark.sql.streaming.stateful_processor import (
 from server_ext.joins.condition import compile_condition
 from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import DELETE, INSERT, KIND, LEFT_OUTER, UPDATE_AFTER
-from server_ext.joins.state import PICKLED_STATE, load_pickled, record_converter, save_pickled
+from tests.models.state import PICKLED_STATE, load_pickled, record_converter, save_pickled
 
 _ADDS = (INSERT, UPDATE_AFTER)
 

@@ -1,8 +1,10 @@
-"""Flink's temporal joins (``FOR SYSTEM_TIME AS OF``) as a row-based StatefulProcessor.
+"""Flink's temporal joins (``FOR SYSTEM_TIME AS OF``) as a row-based StatefulProcessor: the
+model the JVM ``temporal`` operator is compared with.
 
-Run as ``union.groupBy(__k0, ...).transformWithState(temporal_join_processor(spec),
-spec.output_struct_ddl(), "Append", temporal_time_mode(spec))``; ``temporal_spec.py`` has the
-wire format. Each probe (left) row joins the build (right) row valid at the probe row's time.
+Driven as ``transformWithState(temporal_join_processor(spec), spec.output_struct_ddl(),
+"Append", temporal_time_mode(spec))`` would drive it, on TwsTester;
+``server_ext/joins/temporal_spec.py`` has the wire format. Each probe (left) row joins the build
+(right) row valid at the probe row's time.
 
 Event time (Flink's ``TemporalRowTimeJoinOperator``)
 ----------------------------------------------------
@@ -91,7 +93,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import check_two_sided_spec, compile_condition
+from server_ext.joins.condition import compile_condition
 from server_ext.joins.spec import (
     DELETE,
     INSERT,
@@ -105,15 +107,16 @@ from server_ext.joins.spec import (
     UPDATE_BEFORE,
     InputSpec,
 )
-from server_ext.joins.state import (
+from server_ext.joins.temporal_spec import LATE, TIME, TemporalSpec
+from tests.models.state import (
     PICKLED_STATE,
     ColumnPositions,
     Record,
+    check_two_sided_spec,
     load_pickled,
     record_converter,
     save_pickled,
 )
-from server_ext.joins.temporal_spec import LATE, TIME, TemporalSpec
 
 __all__ = ["TemporalJoinProcessor"]
 

@@ -1,4 +1,5 @@
-"""Flink's ``StreamingSemiAntiJoinOperator`` as a row-based StatefulProcessor.
+"""Flink's ``StreamingSemiAntiJoinOperator`` as a row-based StatefulProcessor: the model the
+JVM ``join`` operator's semi and anti joins are compared with.
 
 The left side keeps association counts (Flink's OuterJoinRecordStateView), the right side
 only its rows (with copies counted); the state layout and TTL are those of ``regular.py``.
@@ -14,9 +15,9 @@ row's kind for semi joins, and -D / +I for anti joins.
 
 from __future__ import annotations
 
-from server_ext.joins.regular import JoinProcessorBase
 from server_ext.joins.spec import ANTI, DELETE, INSERT, SEMI_ANTI_KINDS, UPDATE_AFTER, JoinSpec
-from server_ext.joins.state import ASSOC, COUNT, ROW, WRITTEN, Record
+from tests.models.regular import JoinProcessorBase
+from tests.models.state import ASSOC, COUNT, ROW, WRITTEN, Record
 
 __all__ = ["SemiAntiJoinProcessor"]
 

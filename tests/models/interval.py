@@ -1,9 +1,11 @@
-"""Flink's event-time interval join (``RowTimeIntervalJoin``) as a row-based StatefulProcessor.
+"""Flink's event-time interval join (``RowTimeIntervalJoin``) as a row-based StatefulProcessor:
+the model the JVM ``interval`` operator is compared with.
 
-Run as ``union.groupBy(__k0, ...).transformWithState(interval_join_processor(spec),
-spec.output_struct_ddl(), "Append", interval_time_mode(spec))``; ``interval_spec.py`` has the
-wire format. A left row (time ``lt``) and a right row (time ``rt``) of one join key match
-when ``lower <= lt - rt <= upper`` and the residual condition is True.
+Driven as ``transformWithState(interval_join_processor(spec), spec.output_struct_ddl(),
+"Append", interval_time_mode(spec))`` would drive it, on TwsTester;
+``server_ext/joins/interval_spec.py`` has the wire format. A left row (time ``lt``) and a right
+row (time ``rt``) of one join key match when ``lower <= lt - rt <= upper`` and the residual
+condition is True.
 
 Semantics (Flink's ``TimeIntervalJoin``, with ``allowedLateness`` 0 and
 ``table.exec.interval-join.min-cleanup-interval`` 0, its defaults)
@@ -76,7 +78,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from server_ext.joins.condition import check_two_sided_spec, compile_condition
+from server_ext.joins.condition import compile_condition
 from server_ext.joins.interval_spec import TIME, IntervalSpec
 from server_ext.joins.spec import (
     DELETE,
@@ -89,10 +91,11 @@ from server_ext.joins.spec import (
     SIDE,
     UPDATE_BEFORE,
 )
-from server_ext.joins.state import (
+from tests.models.state import (
     PICKLED_STATE,
     ColumnPositions,
     Record,
+    check_two_sided_spec,
     load_pickled,
     record_converter,
     save_pickled,

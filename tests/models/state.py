@@ -1,4 +1,4 @@
-"""The state machinery of the join processors: stored records, one input's state view
+"""The state machinery of the join models (``tests/models``): stored records, one input's state view
 (Flink's JoinRecordStateView), and the pickled BINARY ValueStates they live in.
 
 State layout
@@ -56,7 +56,8 @@ from typing import Any
 from pyspark.sql.streaming.stateful_processor import StatefulProcessorHandle, ValueState
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from server_ext.joins.spec import InputSpec, JoinSpec, SideSpec
+from server_ext.joins.condition import column_refs, compile_condition
+from server_ext.joins.spec import KIND, InputSpec, JoinSpec, SideSpec
 
 __all__ = [
     "ASSOC",
@@ -283,3 +284,22 @@ class StateStore:
             if not dirty:
                 continue
             save_pickled(self._sides[i], rows, bool(rows), self._stored[i])
+
+
+def check_two_sided_spec(spec: Any, what: str) -> None:
+    """Fail at plan time, on the client, rather than in the server's workers: ``spec`` (a
+    regular, interval or temporal join spec: ``output_fields()``, ``left``/``right`` sides,
+    ``residual``) has unique output names other than ``__kind`` (the worker turns output Rows
+    into dicts by field name: duplicates would collide), and its residual reads fields that
+    exist and compiles. ``what`` names the join in the messages."""
+    names = [name for name, _ in spec.output_fields()]
+    dupes = sorted({n for n in names if names.count(n) > 1 or n == KIND})
+    if dupes:
+        raise ValueError(f"{what} output names must be unique and not {KIND!r}: {dupes}")
+    widths = {"l": len(spec.left.fields), "r": len(spec.right.fields)}
+    for side, index in column_refs(spec.residual):
+        if not 0 <= index < widths[side]:
+            raise ValueError(
+                f"residual refers to field {index} of the {side} row, which has {widths[side]}"
+            )
+    compile_condition(spec.residual)  # unknown functions and bad arities fail here
