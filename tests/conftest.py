@@ -4,10 +4,8 @@ TABLEAPI_TEST_SERVER chooses the server: ``docker`` (the image from docker/, sta
 testcontainers), ``local`` (``python -m server_ext serve`` as a child process) or ``auto``
 (the default: docker when a Docker engine answers and the image exists, else local).
 
-TABLEAPI_TEST_OPERATOR_TIER (``python`` or ``jvm``) sets ``table.exec.operator.tier`` on every
-TableEnvironment the run creates, so the whole suite runs on either tier; ``jvm`` also checks
-that the test server has the JVM plugin (else the run would test the Python fallback). Unset:
-the product's default (the JVM tier where the server has the plugin).
+The test server must run server_ext's JVM operator plugin (the stateful operators' only
+runtime): a run on a server without it stops at once, saying so.
 """
 
 from __future__ import annotations
@@ -22,41 +20,16 @@ from pathlib import Path
 import pytest
 
 from tableapi import TableEnvironment
-from tableapi.config import OPERATOR_TIER
 from tableapi.session import EmbeddedServer, close, connect, redacted
 from tests.postgres import postgres  # noqa: F401  (the session fixture: jdbc tables)
 from tests.servers import TestServer, start_test_server
-
-TEST_OPERATOR_TIER = os.environ.get("TABLEAPI_TEST_OPERATOR_TIER", "").strip().lower() or None
-if TEST_OPERATOR_TIER not in (None, "python", "jvm"):
-    raise ValueError(
-        f"TABLEAPI_TEST_OPERATOR_TIER must be python or jvm, got {TEST_OPERATOR_TIER!r}"
-    )
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _operator_tier() -> Iterator[None]:
-    """Every environment of the run on TABLEAPI_TEST_OPERATOR_TIER's tier (when set)."""
-    if TEST_OPERATOR_TIER is None:
-        yield
-        return
-    created = TableEnvironment.__init__
-
-    def init(self: TableEnvironment, *args: object, **kwargs: object) -> None:
-        created(self, *args, **kwargs)  # type: ignore[arg-type]
-        self.config.set(OPERATOR_TIER, TEST_OPERATOR_TIER)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(TableEnvironment, "__init__", init)
-        yield
 
 
 @pytest.fixture(scope="session")
 def test_server(pytestconfig: pytest.Config) -> Iterator[TestServer]:
     """The one server of the run (see tests/servers.py)."""
     with start_test_server(os.environ.get("TABLEAPI_TEST_SERVER", "auto")) as server:
-        if TEST_OPERATOR_TIER == "jvm":
-            _check_jvm_plugin(server.url)
+        _check_jvm_plugin(server.url, server.kind)
         reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
         capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
         if reporter is not None and capture is not None:
@@ -115,15 +88,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-def _check_jvm_plugin(url: str) -> None:
+def _check_jvm_plugin(url: str, server_kind: str) -> None:
     from tableapi.compiler.jvm_operators import jvm_operators_available
 
     spark = connect(url)
     try:
         if not jvm_operators_available(spark):
             pytest.exit(
-                "TABLEAPI_TEST_OPERATOR_TIER=jvm but the test server has no server_ext JVM "
-                "plugin (no JDK to build the jar?)",
+                f"The test server ({server_kind}) has no server_ext JVM plugin, the only "
+                "runtime of the stateful operators: python -m server_ext serve builds its jar "
+                "where a JDK 17 is (javac on PATH or JAVA_HOME); the docker image carries it.",
                 returncode=1,
             )
     finally:

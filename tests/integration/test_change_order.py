@@ -1,11 +1,11 @@
-"""Changes of one key inside one file keep their file order, on both operator tiers and in
+"""Changes of one key inside one file keep their file order, in the JVM join operator and in
 the result of a stateless pipeline, whatever Spark does to the rows in between.
 
 Spark keeps a file's row order only while nothing reorders rows of equal key: the sort in
 front of a stateful operator merges its spill files in any order for equal keys. A server
 forced to spill every few hundred rows (what memory pressure does on a big batch) shows it:
 before ``__seq`` carried each row's position in its file, a table whose one file inserted,
-deleted and re-inserted rows of a few keys joined to the wrong final result on both tiers.
+deleted and re-inserted rows of a few keys joined to the wrong final result.
 The files here are also split across several partitions (a small
 ``spark.sql.files.maxPartitionBytes``), so the order must hold across file splits too.
 """
@@ -129,13 +129,10 @@ def splits(env: TableEnvironment, path: Path, fmt: str) -> int:
     return reader.load(str(path)).select("_metadata.file_block_start").distinct().count()
 
 
-@pytest.mark.parametrize(
-    ("fmt", "tier"), [("json", "jvm"), ("json", "python"), ("csv", "jvm"), ("parquet", "python")]
-)
+@pytest.mark.parametrize("fmt", ["json", "csv", "parquet"])
 def test_changes_of_one_key_in_one_split_file_join_in_file_order(
-    senv: TableEnvironment, tmp_path: Path, fmt: str, tier: str
+    senv: TableEnvironment, tmp_path: Path, fmt: str
 ) -> None:
-    senv.config.set("table.exec.operator.tier", tier)
     rng = random.Random(20)
     a_changes, a_rows = keyed_changes(rng)
     b_changes, b_rows = bag_changes(rng)

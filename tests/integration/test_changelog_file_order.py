@@ -40,12 +40,6 @@ def senv(server_url: str) -> Iterator[TableEnvironment]:
     env.close()
 
 
-@pytest.fixture(autouse=True)
-def _jvm_tier(senv: TableEnvironment) -> None:
-    """Each test starts on the JVM tier (the module shares one environment)."""
-    senv.config.set("table.exec.operator.tier", "jvm")
-
-
 def changelog_of(result: Any) -> list[tuple[str, tuple[Any, ...]]]:
     return [(r.kind.short_string, tuple(r)) for r in result.collect()]
 
@@ -115,11 +109,9 @@ def left_join(
     return +out
 
 
-@pytest.mark.parametrize("tier", ["jvm", "python"])
 def test_a_left_join_applies_each_tables_files_in_the_order_they_were_written(
-    senv: TableEnvironment, shared_dir: Path, tier: str
+    senv: TableEnvironment, shared_dir: Path
 ) -> None:
-    senv.config.set("table.exec.operator.tier", tier)
     root = fresh_root(senv, shared_dir, "Orders", "Products")
     key = [("order_id", "INT"), ("product_id", "INT")]
     orders = ChangelogTable(
@@ -199,7 +191,7 @@ def test_many_small_files_written_as_fast_as_possible(
     """Random inserts, updates and deletes of 40 ids over 6 keys in each of two tables, 1-3
     changes a file, 150 files written as fast as possible with random names (the two tables'
     files interleaved): a join of the two and an aggregation, checked against Python,
-    changelog and final table, on the JVM tier."""
+    changelog and final table."""
     rng = random.Random(3000 + seed)
     root = fresh_root(senv, shared_dir, "L", "R")
     cols = [("id", "INT"), ("k", "INT"), ("v", "INT")]
