@@ -71,7 +71,7 @@ from tiers import (
     comparison,
     flink_runs,
     goal,
-    on_tier,
+    on_backend,
     product_rows,
     product_run,
     product_runs,
@@ -390,7 +390,7 @@ def main() -> int:
         env = TableEnvironment.create(mode="streaming", remote=url)
         try:
             register(env, root)
-            on_tier(env, "jvm", "hashmap")
+            on_backend(env, "hashmap")
             for key, value in config.items():
                 env.config.set(key, value)
 

@@ -12,14 +12,14 @@ query joins the three on it, reading the same Parquet files as streams in one mi
 (b) the Table API's INNER-INNER chain as two server_ext binary join operators;
 (c) the same chain as one multi-way join operator;
 (d) an INNER-LEFT chain as binary operators, and (e) as one multi-way join;
-(b) to (e) on each operator tier: Python (RocksDB), JVM on hashmap and on RocksDB;
+(b) to (e) on server_ext's JVM operators, on hashmap and on RocksDB;
 W3 on Flink 2.3 (--flink-python): the INNER-INNER chain, with and without its multi-way join
-(``table.optimizer.multi-join.enabled``), on hashmap, against (b) and (c) on the JVM tier
+(``table.optimizer.multi-join.enabled``), on hashmap, against (b) and (c) on the JVM operators
 (hashmap): both systems read the same CSV copy of the tables and write to a blackhole table;
 end to end and engine time, median and spread of --runs timed runs after a warm-up, result
 rows asserted equal (see tiers.comparison).
 
-Goal (issue 13): the JVM tier (hashmap) <= 0.8x Flink on W3 (the INNER-INNER chain, each
+Goal (issue 13): the JVM operators (hashmap) <= 0.8x Flink on W3 (the INNER-INNER chain, each
 system's fastest plan), in each window.
 
 For each: seconds, ratio to (a), and the state it keeps at the end: rows (Spark's
@@ -40,13 +40,13 @@ from typing import Any
 
 from noop_run import run_to_noop as run
 from tiers import (
-    TIERS,
+    BACKENDS,
     add_flink_option,
     comparison,
     csv_copy,
     flink_runs,
     goal,
-    on_tier,
+    on_backend,
     product_runs,
     server_url,
 )
@@ -142,11 +142,11 @@ def main() -> int:
             assert ("MultiJoin(" in table.explain()) is multi
             return table.to_spark()
 
-        for tier, backend in TIERS:
-            on_tier(env, tier, backend)
-            print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
-            run(spark, planned("join", True), root / f"warmup-{tier}-{backend}")
-            t = f", {tier} {backend}"
+        for backend in BACKENDS:
+            on_backend(env, backend)
+            print(f"warm-up on {backend} (not counted) ...", flush=True)
+            run(spark, planned("join", True), root / f"warmup-{backend}")
+            t = f", {backend}"
             measure("(b) INNER-INNER, 2 binary" + t, lambda: planned("join", False))
             measure("(c) INNER-INNER, multi-way" + t, lambda: planned("join", True))
             measure("(d) INNER-LEFT, 2 binary" + t, lambda: planned("left_outer_join", False))
@@ -188,16 +188,12 @@ def main() -> int:
             )
         )
         by = dict(results)
-        for tier, backend in TIERS:
+        for backend in BACKENDS:
             for binary, multi in (("(b)", "(c)"), ("(d)", "(e)")):
-                b = next(
-                    r for k, r in by.items() if k.startswith(binary) and tier in k and backend in k
-                )
-                m = next(
-                    r for k, r in by.items() if k.startswith(multi) and tier in k and backend in k
-                )
+                b = next(r for k, r in by.items() if k.startswith(binary) and k.endswith(backend))
+                m = next(r for k, r in by.items() if k.startswith(multi) and k.endswith(backend))
                 print(
-                    f"{tier} {backend}: {multi} vs {binary}: {m['seconds'] / b['seconds']:.2f}x "
+                    f"{backend}: {multi} vs {binary}: {m['seconds'] / b['seconds']:.2f}x "
                     f"the time, {m['state_rows'] / max(b['state_rows'], 1):.2f}x the state rows, "
                     f"{m['state_bytes'] / max(b['state_bytes'], 1):.2f}x the state bytes"
                 )
@@ -222,7 +218,7 @@ def flink_comparison(
     url: str, spark: Any, root: Path, flink_python: str, runs: int
 ) -> list[tuple[str, Any, Any]]:
     """W3, the INNER-INNER chain, as binary joins and as a multi-way join: (b) and (c) on
-    the JVM tier (hashmap) against Flink's two plans, both on the CSV copies, into blackhole
+    the JVM operators (hashmap) against Flink's two plans, both on the CSV copies, into blackhole
     tables; prints the comparison table."""
     tables = [
         {
@@ -237,7 +233,7 @@ def flink_comparison(
     try:
         register(cenv, root, "csv")
         cenv.config.set("table.exec.join.spark-native.enabled", "false")
-        on_tier(cenv, "jvm", "hashmap")
+        on_backend(cenv, "hashmap")
 
         def w3() -> Any:
             o, s, p = (cenv.from_path(n) for n in TABLES)
@@ -245,7 +241,7 @@ def flink_comparison(
 
         product = {}
         for label, multi in (("W3 binary", False), ("W3 multi-way", True)):
-            print(f"comparison: {label}, JVM tier on hashmap ({runs + 1} runs) ...", flush=True)
+            print(f"comparison: {label}, JVM on hashmap ({runs + 1} runs) ...", flush=True)
             cenv.config.set("table.optimizer.multi-join.enabled", str(multi).lower())
             assert ("MultiJoin(" in w3().explain()) is multi
             product[label] = product_runs(cenv, w3, runs)
@@ -260,7 +256,7 @@ def flink_comparison(
     flink = flink_runs(flink_python, tables, queries, runs)
     compared = [(label, product[label], flink[label]) for label in product]
     print()
-    print("Flink comparison: W3 on the JVM tier (hashmap), each plan against Flink's same plan")
+    print("Flink comparison: W3 on the JVM (hashmap), each plan against Flink's same plan")
     print(comparison(compared, runs))
     return compared
 

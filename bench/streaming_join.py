@@ -1,12 +1,12 @@
-"""Streaming joins: Spark's native join, the Table API's operator tiers and Apache Flink, in
-one run.
+"""Streaming joins: Spark's native join, the Table API's JVM join operator on each state
+backend and Apache Flink, in one run.
 
     .venv/bin/python bench/streaming_join.py                 # 200k x 200k rows, 100k keys
     .venv/bin/python bench/streaming_join.py --flink-python .flink-venv/bin/python \
         --scale 200000,1000000,4000000                       # + Flink + the scaling rows
     .venv/bin/python bench/streaming_join.py --rows 20000 --keys 10000   # a quick look
 
-Each query of (a), (b) and the tiers reads the same Parquet files as two streams, in one
+Each query of (a), (b), W1 and W2 reads the same Parquet files as two streams, in one
 micro-batch (trigger availableNow), into Spark's no-op sink; the time is query start to
 termination (warm: a first run of each kind is not counted), and the engine's time
 (triggerExecution summed over the batches).
@@ -15,13 +15,13 @@ termination (warm: a first run of each kind is not counted), and the engine's ti
     HDFS-backed state store;
 (b) the Table API's insert-only inner join: it must compile to the native join, ratio to (a)
     on the same store <= 1.1;
-W1 (inner) and W2 (left outer) forced through the server_ext operator on each tier: Python
-    (RocksDB), JVM on hashmap (HDFS-backed) and on RocksDB; state bytes per key;
+W1 (inner) and W2 (left outer) forced through the server_ext JVM operator on hashmap
+    (HDFS-backed) and on RocksDB; state bytes per key;
 Flink comparison (--flink-python, Flink 2.3): W1 and W2 on hashmap, W1 on RocksDB, against
-the JVM tier on the same backend; both systems read the same CSV copy of the data and write
+the JVM operator on the same backend; both systems read the same CSV copy of the data and write
 to a blackhole table; end to end and engine time, median and spread of --runs timed runs
 after a warm-up, result rows asserted equal (see tiers.comparison);
-scaling (--scale): W1 on the JVM tier (hashmap) and on Flink at each size (keys = rows / 2),
+scaling (--scale): W1 on the JVM operator (hashmap) and on Flink at each size (keys = rows / 2),
 compared the same way.
 
 Goals (issue 13): JVM hashmap <= 0.8x Flink on W1 and W2 (both windows shown), <= 0.8x
@@ -41,14 +41,14 @@ from typing import Any
 
 from noop_run import run_to_noop
 from tiers import (
-    TIERS,
+    BACKENDS,
     Windows,
     add_flink_option,
     comparison,
     csv_copy,
     flink_runs,
     goal,
-    on_tier,
+    on_backend,
     product_runs,
     server_url,
 )
@@ -175,16 +175,17 @@ def main() -> int:
         a_hdfs = measure("(a) Spark native inner join", native, HDFS_PROVIDER)
         b = measure("(b) Table API inner join (native path)", inner.to_spark, None)
         env.config.set("table.exec.join.spark-native.enabled", "false")
-        tier_runs: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for tier, backend in TIERS:
-            on_tier(env, tier, backend)
-            assert f"tier=[{tier}]" in inner.explain(), inner.explain()
-            # The first query of a tier pays for starting Python workers / loading classes.
-            print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
-            run(spark, inner.to_spark(), root / f"warmup-{tier}-{backend}", None)
+        operator_runs: dict[tuple[str, str], dict[str, Any]] = {}
+        for backend in BACKENDS:
+            on_backend(env, backend)
+            plan = inner.explain()
+            assert f"join processor], stateBackend=[{backend}]" in plan, plan
+            # The first query on a store pays for loading its classes.
+            print(f"warm-up on {backend} (not counted) ...", flush=True)
+            run(spark, inner.to_spark(), root / f"warmup-{backend}", None)
             for w, table in (("W1 inner", inner), ("W2 left", outer)):
-                label = f"{w}, {tier} tier"
-                tier_runs[(w[:2], tier, backend)] = measure(label, table.to_spark, None)
+                label = f"{w}, JVM operator"
+                operator_runs[(w[:2], backend)] = measure(label, table.to_spark, None)
 
         compared: dict[str, tuple[Windows, Windows]] = {}
         if args.flink_python:
@@ -228,15 +229,11 @@ def main() -> int:
             f"\n(b)/(a) = {b['seconds'] / a_hdfs['seconds']:.2f} (must be <= 1.1): "
             f"{'PASS' if ok_b else 'FAIL'}"
         )
-        w1 = tier_runs[("W1", "jvm", "hashmap")]["seconds"]
+        w1 = operator_runs[("W1", "hashmap")]["seconds"]
         print(goal("JVM hashmap W1 / Spark native W1 (HDFS)", w1 / a_hdfs["seconds"], 0.8))
         for w in ("W1", "W2"):
             if w in compared:
                 print(flink_goals(w, *compared[w]))
-        for w in ("W1", "W2"):
-            py = tier_runs[(w, "python", "rocksdb")]["seconds"]
-            jvm = tier_runs[(w, "jvm", "hashmap")]["seconds"]
-            print(f"{w}: Python tier / JVM hashmap = {py / jvm:.1f}x")
         if args.scale:
             sizes = [int(n) for n in args.scale.split(",")]
             scaling(env, url, spark, root, sizes, args.flink_python, args.runs)
@@ -261,7 +258,7 @@ def joins(env: TableEnvironment) -> tuple[Any, Any]:
 def flink_comparison(
     url: str, spark: Any, root: Path, flink_python: str, runs: int
 ) -> dict[str, tuple[Windows, Windows]]:
-    """W1 and W2 (hashmap) and W1 on RocksDB: the JVM tier on the same backend against
+    """W1 and W2 (hashmap) and W1 on RocksDB: the JVM operators on the same backend against
     Flink, both on the CSV copies, into blackhole tables; prints the comparison table."""
     tables = flink_tables(spark, root)
     cenv = TableEnvironment.create(mode="streaming", remote=url)
@@ -273,8 +270,8 @@ def flink_comparison(
         workloads.append(("W1-rocksdb", "rocksdb", w1, W1_SQL))
         product = {}
         for label, backend, build, _ in workloads:
-            print(f"comparison: {label}, JVM tier on {backend} ({runs + 1} runs) ...", flush=True)
-            on_tier(cenv, "jvm", backend)
+            print(f"comparison: {label}, JVM on {backend} ({runs + 1} runs) ...", flush=True)
+            on_backend(cenv, backend)
             product[label] = product_runs(cenv, build, runs)
     finally:
         cenv.close()
@@ -285,7 +282,7 @@ def flink_comparison(
     flink = flink_runs(flink_python, tables, queries, runs)
     compared = {label: (product[label], flink[label]) for label in product}
     print()
-    print(f"Flink comparison: {'; '.join(f'{w[0]} = JVM tier on {w[1]}' for w in workloads)}")
+    print(f"Flink comparison: {'; '.join(f'{w[0]} = JVM operators on {w[1]}' for w in workloads)}")
     print(comparison([(label, p, f) for label, (p, f) in compared.items()], runs))
     return compared
 
@@ -311,7 +308,7 @@ def scaling(
     flink_python: str | None,
     runs: int,
 ) -> None:
-    """W1 on the JVM tier (hashmap), and on Flink, at each size (keys = rows / 2), on the
+    """W1 on the JVM operators (hashmap), and on Flink, at each size (keys = rows / 2), on the
     same CSV files; the product's time per row from its engine time."""
     rows = []
     per_row: list[float] = []
@@ -325,7 +322,7 @@ def scaling(
         try:
             register(senv, data, "csv")
             senv.config.set("table.exec.join.spark-native.enabled", "false")
-            on_tier(senv, "jvm", "hashmap")
+            on_backend(senv, "hashmap")
             product = product_runs(senv, joins(senv)[0], runs)
         finally:
             senv.close()

@@ -12,18 +12,18 @@ files hold them in no time order, so both tables' watermarks lag a day behind
 and Flink, which moves its watermark row by row, drops none (with no delay it dropped the
 orders that came behind it and did less work).
 
-(1) W4, the Table API's streaming event-time temporal join (server_ext operator), on each
-    operator tier: Python (RocksDB), JVM on hashmap and on RocksDB; all data in one
+(1) W4, the Table API's streaming event-time temporal join (server_ext's JVM operator), on
+    hashmap and on RocksDB; all data in one
     availableNow run to the no-op sink (a last order and rate a day later move the watermark
     past every order, as the end of a bounded input does in Flink); state bytes per key;
 (2) the Table API's batch temporal join (it compiles to Spark's sort-merge as-of join);
 (3) Spark's batch as-of join written directly in PySpark, same data;
-(4) W4 on Flink 2.3 (--flink-python), heap state, against W4 on the JVM tier (hashmap):
+(4) W4 on Flink 2.3 (--flink-python), heap state, against W4 on the JVM operators (hashmap):
     both systems read the same CSV copy of the tables and write to a blackhole table; end
     to end and engine time, median and spread of --runs timed runs after a warm-up, result
     rows asserted equal (see tiers.comparison).
 
-Goal (issue 13): the JVM tier (hashmap) <= 1.0x Flink on W4, in each window.
+Goal (issue 13): the JVM operators (hashmap) <= 1.0x Flink on W4, in each window.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ from typing import Any
 
 from noop_run import run_to_noop
 from tiers import (
-    TIERS,
+    BACKENDS,
     add_flink_option,
     comparison,
     csv_copy,
     flink_runs,
     goal,
-    on_tier,
+    on_backend,
     product_runs,
     server_url,
 )
@@ -219,26 +219,24 @@ def main() -> int:
         print("(2) Table API batch temporal join ...", flush=True)
         batch_df = query(batch).to_spark()
         results.append(("(2) Table API batch temporal join", *timed_batch(batch_df), ""))
-        seconds: dict[tuple[str, str], float] = {}
-        for tier, backend in TIERS:
-            on_tier(stream, tier, backend)
-            assert f"tier=[{tier}]" in query(stream).explain()
-            print(f"warm-up of the {tier} tier (not counted) ...", flush=True)
-            run_to_noop(stream.spark, query(stream).to_spark(), root / f"warm-{tier}-{backend}")
-            print(f"(1) W4 streaming temporal join, {tier} tier on {backend} ...", flush=True)
+        for backend in BACKENDS:
+            on_backend(stream, backend)
+            assert f"stateBackend=[{backend}]" in query(stream).explain()
+            print(f"warm-up on {backend} (not counted) ...", flush=True)
+            run_to_noop(stream.spark, query(stream).to_spark(), root / f"warm-{backend}")
+            print(f"(1) W4 streaming temporal join on {backend} ...", flush=True)
             df = query(stream).to_spark()
-            r = run_to_noop(stream.spark, df, root / f"ckpt-{tier}-{backend}")
+            r = run_to_noop(stream.spark, df, root / f"ckpt-{backend}")
             per_key = f"{r['state_bytes'] / args.currencies:.0f}"
-            label = f"(1) W4 streaming, {tier} tier, {backend}"
+            label = f"(1) W4 streaming, JVM operator, {backend}"
             results.append((label, r["seconds"], r["output"], per_key))
-            seconds[(tier, backend)] = r["seconds"]
         compared = []
         if args.flink_python:
             tables = flink_tables(spark, root)
             cenv = TableEnvironment.create(mode="streaming", remote=url)
             register(cenv, root, "csv")
-            on_tier(cenv, "jvm", "hashmap")
-            print(f"comparison: W4, JVM tier on hashmap ({args.runs + 1} runs) ...", flush=True)
+            on_backend(cenv, "hashmap")
+            print(f"comparison: W4, JVM on hashmap ({args.runs + 1} runs) ...", flush=True)
             product = product_runs(cenv, lambda: query(cenv), args.runs)
             cenv.close()
             output = [["order_id", "BIGINT"], ["converted", "BIGINT"]]
@@ -248,11 +246,9 @@ def main() -> int:
         rows = [(n, f"{s:.2f}", f"{s / base:.2f}x", out, b) for n, s, out, b in results]
         print()
         print(tableau(["query", "seconds", "vs (3)", "output rows", "state bytes/key"], rows))
-        jvm = seconds[("jvm", "hashmap")]
-        print(f"W4: Python tier / JVM hashmap = {seconds[('python', 'rocksdb')] / jvm:.1f}x")
         if compared:
             print()
-            print("Flink comparison: W4 on the JVM tier (hashmap), Flink on heap state")
+            print("Flink comparison: W4 on the JVM operators (hashmap), Flink on heap state")
             print(comparison(compared, args.runs))
             for window in ("end_to_end", "engine"):
                 _, p, f = compared[0]

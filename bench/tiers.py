@@ -1,9 +1,9 @@
-"""What the join benchmarks share: one Table API query on each operator tier and state backend,
-Apache Flink on the same data beside them, and the goals of issue 13.
+"""What the join benchmarks share: one Table API query on each state backend, Apache Flink on
+the same data beside them, and the goals of issue 13.
 
-Tiers (``table.exec.operator.tier`` x ``state.backend.type``): the Python processors (they run
-on RocksDB whatever the option says) and the JVM operators on the HDFS-backed store
-(``hashmap``) and on RocksDB. Flink 2.3 runs in its own virtualenv (``--flink-python``, a
+Backends (``state.backend.type``): the JVM operators (the only runtime of the stateful
+operators since issue 31 retired the Python tier) on the HDFS-backed store (``hashmap``) and
+on RocksDB. Flink 2.3 runs in its own virtualenv (``--flink-python``, a
 PyFlink 2.3 interpreter) through ``flink_bench.py``.
 
 The Flink comparison (:func:`product_runs`, :func:`flink_runs`, :func:`comparison`) times
@@ -28,17 +28,16 @@ from typing import Any
 from noop_run import engine_seconds
 
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment
-from tableapi.config import OPERATOR_TIER, STATE_BACKEND
+from tableapi.config import STATE_BACKEND
 from tableapi.result import tableau
 
-#: (tier, backend) in the order the tables show them.
-TIERS = (("python", "rocksdb"), ("jvm", "hashmap"), ("jvm", "rocksdb"))
+#: The state backends, in the order the tables show them.
+BACKENDS = ("hashmap", "rocksdb")
 FLINK_SCRIPT = Path(__file__).resolve().parent / "flink_bench.py"
 
 
-def on_tier(env: TableEnvironment, tier: str, backend: str) -> None:
-    """The next queries of ``env`` compile for ``tier`` on ``backend``."""
-    env.config.set(OPERATOR_TIER, tier)
+def on_backend(env: TableEnvironment, backend: str) -> None:
+    """The next queries of ``env`` keep their state on ``backend``."""
     env.config.set(STATE_BACKEND, backend)
 
 
