@@ -2,7 +2,7 @@
 
 Many cases run in one JVM process: :func:`run_cases` writes them to a JSON file, runs
 ``tableapi.serverext.Harness`` once and reads the results back. Values travel as JSON in the
-form :func:`to_json` gives; outputs come back in the same form, so a Python processor's
+form :func:`to_json` gives; outputs come back in the same form, so a model's (``tests/models``)
 output compares after :func:`to_json` too.
 
 Example::
