@@ -22,9 +22,14 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
       string   spec_json    = 4;   // see operator_spec_json()
+      uint32   operator_version = 5;  // OPERATOR_VERSIONS[operator]
     }
 
-Change this module and ``Wire.java`` together, and bump :data:`WIRE_VERSION`.
+Two versions: :data:`WIRE_VERSION` is the envelope's (this message, the union's columns);
+:data:`OPERATOR_VERSIONS` has each relation's own (its spec JSON, its state format), so that
+one operator's change bumps only its version. Change this module and ``Wire.java`` together:
+bump :data:`WIRE_VERSION` when the envelope changes, an operator's version (here and in
+``OperatorPlugin.OPERATORS`` / ``RELATIONS``) when its spec or state format does.
 
 Example::
 
@@ -47,8 +52,23 @@ if TYPE_CHECKING:
     from server_ext.operators import OperatorSpec
 
 # 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate";
-# 5: "executors"; 6: "file_time", "unseen_retractions"
-WIRE_VERSION = 6
+# 5: "executors"; 6: "file_time", "unseen_retractions"; 7: operator_version (per relation)
+WIRE_VERSION = 7
+#: Each relation's own version (twin: ``OperatorPlugin.OPERATORS`` and ``RELATIONS``).
+#: ``local_aggregate`` has the aggregate's: its partials are the aggregate's state format.
+OPERATOR_VERSIONS: dict[str, int] = {
+    "join": 1,
+    "temporal": 1,
+    "interval": 1,
+    "multi": 1,
+    "aggregate": 1,
+    "local_aggregate": 1,
+    "probe": 1,
+    "executors": 1,
+    "unseen_retractions": 1,
+    "position": 1,
+    "file_time": 1,
+}
 TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator"
 PLUGIN_CLASS = "tableapi.serverext.OperatorPlugin"  # (its old name JoinPlugin still loads)
 #: The one column of the plugin's answer to a probe.
@@ -149,7 +169,19 @@ def _micros(delta: dt.timedelta) -> int:
 
 
 def encode_payload(operator: str, input_relation: bytes | None = None, spec: str = "") -> bytes:
-    """The ``JvmOperator`` message: ``input_relation`` is a serialized ``Relation``."""
+    """The ``JvmOperator`` message: ``input_relation`` is a serialized ``Relation``; the
+    operator's version comes from :data:`OPERATOR_VERSIONS`.
+
+    >>> decode_payload(encode_payload("probe"))[5] == OPERATOR_VERSIONS["probe"]
+    True
+    """
+    version = OPERATOR_VERSIONS.get(operator)
+    if version is None:
+        raise ValueError(
+            f"unknown server_ext JVM operator {operator!r}: add it to OPERATOR_VERSIONS "
+            f"(server_ext/jvm/wire.py) and to OperatorPlugin.java; known: "
+            f"{sorted(OPERATOR_VERSIONS)}"
+        )
     out = bytearray()
     out += _key(1, 0) + _varint(WIRE_VERSION)
     out += _bytes_field(2, operator.encode())
@@ -157,6 +189,7 @@ def encode_payload(operator: str, input_relation: bytes | None = None, spec: str
         out += _bytes_field(3, input_relation)
     if spec:
         out += _bytes_field(4, spec.encode())
+    out += _key(5, 0) + _varint(version)
     return bytes(out)
 
 

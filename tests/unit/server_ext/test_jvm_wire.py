@@ -26,8 +26,11 @@ def test_payload_round_trips_and_is_protobuf() -> None:
     assert fields[2] == b"join"
     assert proto.Relation.FromString(fields[3]).range.end == 10
     assert json.loads(fields[4]) == {"keys": []}
+    assert fields[5] == wire.OPERATOR_VERSIONS["join"]
     # A probe has no input and no spec.
-    assert set(wire.decode_payload(wire.encode_payload("probe"))) == {1, 2}
+    assert set(wire.decode_payload(wire.encode_payload("probe"))) == {1, 2, 5}
+    with pytest.raises(ValueError, match="unknown server_ext JVM operator 'nope'"):
+        wire.encode_payload("nope")
 
 
 def test_long_fields_use_multi_byte_lengths() -> None:
@@ -91,17 +94,29 @@ def test_the_extension_relation_names_the_plugin_type() -> None:
 
 
 def test_one_registry_on_each_side_of_the_wire() -> None:
-    """Every Python operator spec has its factory in OperatorPlugin.OPERATORS, and back; the
-    spec JSON carries the keys, the output and the spec's own section under its name."""
-    import re
-
-    from server_ext.jvm.build import MAIN_SOURCES
+    """Every Python operator spec has its factory in OperatorPlugin.OPERATORS, and back; every
+    relation has the same version on both sides; the spec JSON carries the keys, the output
+    and the spec's own section under its name."""
     from server_ext.operators import SPECS
+    from tests.unit.server_ext.jvm_harness import run_cases
 
-    java = (MAIN_SOURCES / "tableapi" / "serverext" / "OperatorPlugin.java").read_text()
-    start = java.index("OPERATORS = Map.of(")
-    registry = java[start : java.index(");", start)]
-    assert set(re.findall(r'"(\w+)", \w+::create', registry)) == set(SPECS)
+    java, older, unknown = run_cases(
+        [
+            {"versions": True},
+            {"versions": True, "sent": ["aggregate", 0]},
+            {"versions": True, "sent": ["window", 1]},
+        ]
+    )
+    assert java["operators"] == sorted(SPECS)
+    assert java["versions"] == wire.OPERATOR_VERSIONS
+    # One operator's mismatch names it, both versions and the fix.
+    mine = wire.OPERATOR_VERSIONS["aggregate"]
+    assert (
+        f"operator aggregate: the plugin runs version {mine} but the client sent version 0"
+        in (older["error"])
+    )
+    assert "rebuild and reinstall the jar" in older["error"]
+    assert "unknown server_ext JVM operator window" in unknown["error"]
     for name, cls in SPECS.items():
         assert cls.operator == name
     spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))

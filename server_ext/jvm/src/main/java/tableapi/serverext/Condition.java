@@ -67,7 +67,7 @@ final class Condition {
     if (json == null) return null;
     ZoneId zone = ZoneId.of(timeZone);
     Compiler compiler = new Compiler(zone.normalized() == ZoneOffset.UTC ? null : zone);
-    return new Condition(compiler.node(Wire.read(json)));
+    return new Condition(compiler.node(Specs.read(json)));
   }
 
   boolean test(Object[] left, Object[] right) {

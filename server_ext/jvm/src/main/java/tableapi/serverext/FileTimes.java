@@ -1,6 +1,5 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -89,16 +88,16 @@ final class FileTimes {
    * column, "table": the table's name, for messages}}.
    */
   static Dataset<Row> withFileTime(Dataset<Row> input, String specJson) {
-    JsonNode spec = Wire.read(specJson);
-    String path = spec.path("path").asText();
-    String name = spec.path("name").asText();
+    Specs.FileTime spec = Specs.FileTime.parse(specJson);
+    String path = spec.path();
+    String name = spec.name();
     List<String> columns = List.of(input.columns());
     if (!columns.contains(path) || name.isEmpty() || columns.contains(name)) {
       throw new IllegalArgumentException("file_time needs the path column '" + path
           + "' of the input and a new column name, got '" + name + "' for " + input.schema());
     }
     UserDefinedFunction time =
-        functions.udf(new Time(spec.path("table").asText()), DataTypes.LongType);
+        functions.udf(new Time(spec.table()), DataTypes.LongType);
     return input.withColumn(name, time.apply(input.col(path)));
   }
 

@@ -1,6 +1,5 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.Serializable;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -143,16 +142,16 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
    * local}: for the local phase of a two-phase aggregation, over the operator's input rows.
    */
   static GroupAggregate of(Operator.Request request, boolean local) {
-    JsonNode spec = request.section("aggregate");
+    Specs.Aggregate spec = request.spec().aggregate();
     StructType row = request.struct(Wire.INPUT_PREFIX + 0);
     RowCodec.check(row);
-    if (spec.get("input").size() != row.fields().length) {
+    if (spec.input().size() != row.fields().length) {
       throw new IllegalArgumentException("the input has " + row.fields().length
-          + " fields but the aggregate spec declares " + spec.get("input").size());
+          + " fields but the aggregate spec declares " + spec.input().size());
     }
-    int keyCount = spec.get("key_count").asInt();
+    int keyCount = spec.keyCount();
     StructType output = request.output();
-    JsonNode aggs = spec.get("aggs");
+    List<Specs.AggCall> aggs = spec.aggs();
     if (output.fields().length != 1 + keyCount + aggs.size()) {
       throw new IllegalArgumentException("the output schema has " + output.fields().length
           + " columns but the aggregate gives 1 + " + keyCount + " keys + " + aggs.size());
@@ -160,10 +159,10 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     Call[] calls = new Call[aggs.size()];
     List<Integer> distinct = new ArrayList<>();
     for (int i = 0; i < calls.length; i++) {
-      JsonNode a = aggs.get(i);
-      Fn fn = Fn.of(a.get("function").asText());
-      int arg = a.get("arg") == null || a.get("arg").isNull() ? -1 : a.get("arg").asInt();
-      boolean isDistinct = a.path("distinct").asBoolean(false);
+      Specs.AggCall a = aggs.get(i);
+      Fn fn = Fn.of(a.function());
+      int arg = a.arg();
+      boolean isDistinct = a.distinct();
       if ((fn == Fn.COUNT_STAR) != (arg < 0) || arg >= row.fields().length) {
         throw new IllegalArgumentException("aggregate " + i + " (" + fn + ") has argument "
             + arg + " of " + row.fields().length + " input fields");
@@ -184,14 +183,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       }
       calls[i] = new Call(fn, arg, isDistinct, argType, result, sum, slot);
     }
-    JsonNode ttl = spec.get("ttl_ms");
-    long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
-    JsonNode size = spec.get("bundle_size");
-    int bundleSize = size == null || size.isNull() ? Integer.MAX_VALUE : size.asInt();
-    if (bundleSize <= 0) {
-      throw new IllegalArgumentException("bundle_size must be positive, got " + bundleSize);
-    }
-    boolean twoPhase = !local && spec.path("two_phase").asBoolean(false);
+    boolean twoPhase = !local && spec.twoPhase();
     if (twoPhase && !List.of(request.input().fieldNames()).contains(ACC)) {
       throw new IllegalArgumentException("a two-phase aggregation reads the partial "
           + "accumulators of the local aggregation (" + ACC + "); its input has "
@@ -199,9 +191,8 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     }
     return new GroupAggregate(row, keyCount, calls,
         distinct.stream().mapToInt(Integer::intValue).toArray(),
-        spec.path("update_before").asBoolean(true), spec.path("mini_batch").asBoolean(false),
-        bundleSize, twoPhase, spec.path("retractions").asBoolean(true),
-        ttlMs, request.java8Time(), request.input());
+        spec.updateBefore(), spec.miniBatch(), spec.bundleSize(), twoPhase, spec.retractions(),
+        spec.ttlMs(), request.java8Time(), request.input());
   }
 
   /** Checks a call's argument and result types; the type its SUM or AVG sums in. */

@@ -1,6 +1,5 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -68,13 +67,13 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
 
   /** The {@code interval} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
-    JoinSpec spec = request.twoInput("interval", true);
+    Specs.Interval interval = request.spec().interval();
+    JoinSpec spec = request.twoInput(interval.join(), "interval", true);
     if (spec.semiOrAnti()) {
       throw new IllegalArgumentException("an interval join is not semi or anti: " + spec.kind);
     }
-    JsonNode section = request.section("interval");
-    return new Operator(new IntervalJoin(spec, section.get("lower_ms").asLong(),
-        section.get("upper_ms").asLong(), request.input()), spec.output,
+    return new Operator(new IntervalJoin(spec, interval.lowerMs(), interval.upperMs(),
+        request.input()), spec.output,
         GroupStateTimeout.EventTimeTimeout());
   }
 

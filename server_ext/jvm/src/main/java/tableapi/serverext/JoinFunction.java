@@ -47,7 +47,7 @@ abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, 
 
   /** The {@code join} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
-    JoinSpec spec = request.twoInput("join", false);
+    JoinSpec spec = request.twoInput(request.spec().join(), "join", false);
     return new Operator(of(spec, request.input()), spec.output,
         Operator.processingTimeoutIf(spec.hasTtl()));
   }

@@ -93,6 +93,28 @@ public final class JoinSpec implements Serializable {
     }
   }
 
+  /**
+   * The spec of a two-input join from its wire record, given the schemas the two sides' rows
+   * really have (the struct types of {@code __l} and {@code __r}), the output schema and the
+   * session's time settings.
+   */
+  static JoinSpec of(Specs.TwoInput join, StructType output, StructType left, StructType right,
+      String timeZone, boolean java8Time) {
+    return new JoinSpec(join.kind(), side(join.left(), left, "left"),
+        side(join.right(), right, "right"), join.nullSafe(), join.residualJson(), output,
+        timeZone, java8Time);
+  }
+
+  private static Side side(Specs.Side side, StructType schema, String name) {
+    int declared = side.fields().size();
+    if (declared != schema.fields().length) {
+      throw new IllegalArgumentException("the " + name + " input has " + schema.fields().length
+          + " fields but the join spec declares " + declared
+          + ": the client and the plan disagree (a bug in the client's compiler)");
+    }
+    return new Side(schema, Layout.fromWire(side.inputSpec()), side.uniqueKey(), side.ttlMs());
+  }
+
   public boolean semiOrAnti() {
     return kind.equals("semi") || kind.equals("anti");
   }

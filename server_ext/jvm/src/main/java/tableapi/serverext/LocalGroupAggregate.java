@@ -123,7 +123,7 @@ public final class LocalGroupAggregate implements Serializable {
   static LocalGroupAggregate of(String specJson, StructType input, String timeZone,
       boolean java8Time) {
     GroupAggregate agg = GroupAggregate.of(
-        new Operator.Request(Wire.read(specJson), input, timeZone, java8Time), true);
+        new Operator.Request(Specs.Envelope.parse(specJson), input, timeZone, java8Time), true);
     return new LocalGroupAggregate(agg, input);
   }
 

@@ -1,6 +1,5 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -65,29 +64,27 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
 
   /** The {@code multi} operator ({@link OperatorPlugin#OPERATORS}): N inputs {@code __in0..}. */
   static Operator create(Operator.Request request) {
-    JsonNode multi = request.section("multi");
-    int n = multi.get("inputs").size();
+    Specs.Multi multi = request.spec().multi();
+    int n = multi.inputs().size();
     StructType[] inputs = new StructType[n];
     int width = 0;
     for (int i = 0; i < n; i++) {
       inputs[i] = request.struct(Wire.INPUT_PREFIX + i);
       RowCodec.check(inputs[i]);
-      if (multi.get("inputs").get(i).size() != inputs[i].fields().length) {
+      if (multi.inputs().get(i).size() != inputs[i].fields().length) {
         throw new IllegalArgumentException("input " + i + " has " + inputs[i].fields().length
-            + " fields but the spec declares " + multi.get("inputs").get(i).size());
+            + " fields but the spec declares " + multi.inputs().get(i).size());
       }
       width += inputs[i].fields().length;
     }
     boolean[] outer = new boolean[n - 1];
     String[] conditions = new String[n - 1];
     for (int i = 0; i < n - 1; i++) {
-      outer[i] = multi.get("kinds").get(i).asText().equals("left");
-      JsonNode tree = multi.get("conditions").get(i);
-      conditions[i] = tree == null || tree.isNull() ? null : tree.toString();
+      outer[i] = multi.kinds().get(i).equals("left");
+      conditions[i] = multi.conditions().get(i);
       Condition.compile(conditions[i], request.timeZone());
     }
-    JsonNode ttl = multi.get("ttl_ms");
-    long ttlMs = ttl == null || ttl.isNull() ? -1 : ttl.asLong();
+    long ttlMs = multi.ttlMs();
     StructType output = request.output();
     if (output.fields().length != 1 + width) {
       throw new IllegalArgumentException("the output schema has " + output.fields().length

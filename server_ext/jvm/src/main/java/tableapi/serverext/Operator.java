@@ -1,6 +1,5 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
 import org.apache.spark.sql.Row;
@@ -33,23 +32,15 @@ record Operator(
   }
 
   /**
-   * What a factory reads: the parsed spec JSON ({@code keys}, {@code output} and the
-   * operator's own section), the schema of the input union and the session's time settings.
+   * What a factory reads: the parsed spec ({@link Specs.Envelope}: keys, output and the
+   * operator's own typed section), the schema of the input union and the session's time
+   * settings.
    */
-  record Request(JsonNode root, StructType input, String timeZone, boolean java8Time) {
-
-    /** The operator's section of the spec ({@code "join"}, {@code "aggregate"}, ...). */
-    JsonNode section(String name) {
-      JsonNode section = root.get(name);
-      if (section == null) {
-        throw new IllegalArgumentException("the spec has no " + name + " section: " + root);
-      }
-      return section;
-    }
+  record Request(Specs.Envelope spec, StructType input, String timeZone, boolean java8Time) {
 
     /** The output schema the client asks for ({@code __kind} first). */
     StructType output() {
-      return (StructType) DataType.fromJson(root.get("output").toString());
+      return spec.output();
     }
 
     /** A struct column of the union (an input's rows), checked. */
@@ -67,17 +58,18 @@ record Operator(
 
     /**
      * A two-input spec over the union's {@code __l} / {@code __r} (and {@code __t} when
-     * {@code timed}) from the section {@code section}, checked: row types the state can keep,
-     * output types equal to the input fields they copy, a residual that compiles.
+     * {@code timed}) from the {@code section} section's record {@code join}, checked: row
+     * types the state can keep, output types equal to the input fields they copy, a residual
+     * that compiles.
      */
-    JoinSpec twoInput(String section, boolean timed) {
+    JoinSpec twoInput(Specs.TwoInput join, String section, boolean timed) {
       StructType left = struct(Wire.LEFT_ROW);
       StructType right = struct(Wire.RIGHT_ROW);
       if (timed && !List.of(input.fieldNames()).contains(Wire.TIME)) {
         throw new IllegalArgumentException("the " + section + " join needs the union's "
             + Wire.TIME + " column; its input has " + List.of(input.fieldNames()));
       }
-      JoinSpec spec = Wire.twoInputSpec(root, section, left, right, timeZone, java8Time);
+      JoinSpec spec = JoinSpec.of(join, spec().output(), left, right, timeZone, java8Time);
       RowCodec.check(left);
       RowCodec.check(right);
       checkOutput(spec);

@@ -39,13 +39,10 @@ import scala.jdk.javaapi.CollectionConverters;
  *        .flatMapGroupsWithState(JoinFunction, Append, BINARY, row(output), timeout)
  * </pre>
  *
- * with one binary state value per key, and the timeout its {@link Operator} asks for. Five
- * relations are not grouped operators: {@code probe} (is the plugin there, which wire
- * version?), {@code executors} (the driver's registered executors, {@link #executors}),
- * {@code position} (numbers a scan's rows in reading order, {@link Positions}), {@code
- * file_time} (each row's file's modification time in nanoseconds, {@link FileTimes}) and
- * {@code local_aggregate} (a two-phase aggregation's local phase, {@link
- * LocalGroupAggregate}).
+ * with one binary state value per key, and the timeout its {@link Operator} asks for, or into
+ * one of the {@link #RELATIONS} that are not grouped operators. Every relation has a version
+ * of its own on the wire (the client's twin: {@code OPERATOR_VERSIONS} of {@code
+ * server_ext/jvm/wire.py}); a mismatch fails naming the relation, both versions and the fix.
  * Relations of other type URLs are left to other plugins.
  */
 public class OperatorPlugin implements RelationPlugin {
@@ -63,31 +60,97 @@ public class OperatorPlugin implements RelationPlugin {
     }
     if (!Wire.TYPE_URL.equals(any.getTypeUrl())) return Optional.empty();
     Wire.Request request = Wire.parsePayload(any.getValue());
-    SparkSession session = planner.session();
-    return switch (request.operator()) {
-      case "probe" -> Optional.of(session.range(1).selectExpr("1 AS " + Wire.PROBE_COLUMN)
-          .logicalPlan());
-      case "executors" -> Optional.of(executors(session).logicalPlan());
-      case "unseen_retractions" -> Optional.of(unseenRetractions(session).logicalPlan());
-      case "position" -> {
-        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        yield Optional.of(Positions.withPosition(input, request.specJson()).logicalPlan());
-      }
-      case "file_time" -> {
-        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        yield Optional.of(FileTimes.withFileTime(input, request.specJson()).logicalPlan());
-      }
-      case "local_aggregate" -> {
-        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        yield Optional.of(
-            LocalGroupAggregate.apply(input, request.specJson(), session).logicalPlan());
-      }
-      default -> {
-        Dataset<Row> input = Dataset.ofRows(session, planner.transformRelation(request.input()));
-        SQLConf conf = session.sessionState().conf();
-        yield Optional.of(run(input, request.operator(), request.specJson(), conf).logicalPlan());
-      }
-    };
+    Relation found = relation(request.operator());
+    checkVersion(request.operator(), found.version(), request.operatorVersion());
+    return Optional.of(found.handler().plan(request, planner));
+  }
+
+  /** A relation the plugin makes: its version on the wire and how it is planned. */
+  record Relation(int version, Handler handler) {}
+
+  /** Plans a request's relation. */
+  @FunctionalInterface
+  interface Handler {
+    LogicalPlan plan(Wire.Request request, SparkConnectPlanner planner);
+  }
+
+  /** A grouped operator: its version on the wire and its factory. */
+  record Grouped(int version, Operator.Factory factory) {}
+
+  /**
+   * The grouped operators by their wire name: one line per operator (the client's twin is
+   * {@code server_ext/operators.py}'s registry of spec classes, and its version in {@code
+   * OPERATOR_VERSIONS} of {@code server_ext/jvm/wire.py}). Bump an operator's version when its
+   * spec or its state format changes.
+   */
+  static final Map<String, Grouped> OPERATORS = Map.of(
+      "join", new Grouped(1, JoinFunction::create),
+      "temporal", new Grouped(1, TemporalJoin::create),
+      "interval", new Grouped(1, IntervalJoin::create),
+      "multi", new Grouped(1, MultiJoin::create),
+      "aggregate", new Grouped(1, GroupAggregate::create));
+
+  /**
+   * The relations that are not grouped operators, by wire name: {@code probe} (is the plugin
+   * there, which wire version?), {@code executors} ({@link #executors}), {@code
+   * unseen_retractions} ({@link #unseenRetractions}), {@code position} (numbers a scan's rows
+   * in reading order, {@link Positions}), {@code file_time} (each row's file's modification
+   * time in nanoseconds, {@link FileTimes}) and {@code local_aggregate} (a two-phase
+   * aggregation's local phase, {@link LocalGroupAggregate}; the aggregate's version: its
+   * partials are the aggregate's state format).
+   */
+  static final Map<String, Relation> RELATIONS = Map.of(
+      "probe", new Relation(1, (request, planner) ->
+          planner.session().range(1).selectExpr("1 AS " + Wire.PROBE_COLUMN).logicalPlan()),
+      "executors", new Relation(1, (request, planner) ->
+          executors(planner.session()).logicalPlan()),
+      "unseen_retractions", new Relation(1, (request, planner) ->
+          unseenRetractions(planner.session()).logicalPlan()),
+      "position", new Relation(1, (request, planner) ->
+          Positions.withPosition(input(request, planner), request.specJson()).logicalPlan()),
+      "file_time", new Relation(1, (request, planner) ->
+          FileTimes.withFileTime(input(request, planner), request.specJson()).logicalPlan()),
+      "local_aggregate", new Relation(OPERATORS.get("aggregate").version(), (request, planner) ->
+          LocalGroupAggregate.apply(input(request, planner), request.specJson(),
+              planner.session()).logicalPlan()));
+
+  /** The relation of wire name {@code name}: a grouped operator, or one of {@link #RELATIONS}. */
+  static Relation relation(String name) {
+    Grouped grouped = OPERATORS.get(name);
+    if (grouped != null) {
+      return new Relation(grouped.version(), (request, planner) -> {
+        SQLConf conf = planner.session().sessionState().conf();
+        return run(input(request, planner), name, request.specJson(), conf).logicalPlan();
+      });
+    }
+    Relation relation = RELATIONS.get(name);
+    if (relation == null) {
+      throw new IllegalArgumentException("unknown server_ext JVM operator " + name
+          + "; this plugin runs " + versions().keySet() + ": " + Wire.VERSION_FIX);
+    }
+    return relation;
+  }
+
+  /** Every relation's version by wire name (the twin of the client's OPERATOR_VERSIONS). */
+  static java.util.SortedMap<String, Integer> versions() {
+    java.util.SortedMap<String, Integer> out = new java.util.TreeMap<>();
+    OPERATORS.forEach((name, op) -> out.put(name, op.version()));
+    RELATIONS.forEach((name, r) -> out.put(name, r.version()));
+    return out;
+  }
+
+  /** Fails unless the client sent the version of {@code name} this plugin runs. */
+  static void checkVersion(String name, int plugin, int client) {
+    if (plugin != client) {
+      throw new IllegalArgumentException("server_ext JVM operator " + name + ": the plugin runs "
+          + "version " + plugin + " but the client sent "
+          + (client < 0 ? "none" : "version " + client) + ": " + Wire.VERSION_FIX);
+    }
+  }
+
+  /** The request's input relation, planned. */
+  private static Dataset<Row> input(Wire.Request request, SparkConnectPlanner planner) {
+    return Dataset.ofRows(planner.session(), planner.transformRelation(request.input()));
   }
 
   /**
@@ -120,29 +183,15 @@ public class OperatorPlugin implements RelationPlugin {
   }
 
   /**
-   * The grouped operators by their wire name: one line per operator (the client's twin is
-   * {@code server_ext/operators.py}'s registry of spec classes).
-   */
-  static final Map<String, Operator.Factory> OPERATORS = Map.of(
-      "join", JoinFunction::create,
-      "temporal", TemporalJoin::create,
-      "interval", IntervalJoin::create,
-      "multi", MultiJoin::create,
-      "aggregate", GroupAggregate::create);
-
-  /**
    * The operator {@code name} (a key of {@link #OPERATORS}) for its spec over a union of
    * schema {@code input}; bad specs fail here, at plan time.
    */
   static Operator operator(
       String name, String specJson, StructType input, String timeZone, boolean java8Time) {
-    Operator.Factory factory = OPERATORS.get(name);
-    if (factory == null) {
-      throw new IllegalArgumentException("unknown server_ext JVM operator " + name
-          + "; this plugin runs " + new java.util.TreeSet<>(OPERATORS.keySet())
-          + ": install the same flink-tableapi-spark version on the client and the server");
-    }
-    return factory.create(new Operator.Request(Wire.read(specJson), input, timeZone, java8Time));
+    Grouped grouped = OPERATORS.get(name);
+    if (grouped == null) relation(name); // unknown: fails naming the relations there are
+    return grouped.factory().create(
+        new Operator.Request(Specs.Envelope.parse(specJson), input, timeZone, java8Time));
   }
 
   /** {@code input.groupBy(keys).as(..).flatMapGroupsWithState(fn, Append, BINARY, ..)}. */
@@ -153,7 +202,7 @@ public class OperatorPlugin implements RelationPlugin {
       input = withEventTimeMarker(input); // a last column: the operator's indexes stay
     }
     StructType schema = input.schema();
-    List<String> keys = Wire.keyNames(specJson);
+    List<String> keys = Specs.Envelope.parse(specJson).keys();
     Column[] columns = keys.stream().map(input::col).toArray(Column[]::new);
     StructType keySchema =
         new StructType(keys.stream().map(schema::apply).toArray(StructField[]::new));

@@ -45,8 +45,9 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
 
   /** The {@code temporal} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
-    JoinSpec spec = request.twoInput("temporal", true);
-    boolean event = request.section("temporal").get("time").asText().equals("event");
+    Specs.Temporal temporal = request.spec().temporal();
+    JoinSpec spec = request.twoInput(temporal.join(), "temporal", true);
+    boolean event = temporal.event();
     if (!spec.kind.equals("inner") && !spec.kind.equals("left")) {
       throw new IllegalArgumentException("a temporal join is inner or left, got " + spec.kind);
     }

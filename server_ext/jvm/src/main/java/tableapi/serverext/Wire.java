@@ -1,13 +1,8 @@
 package tableapi.serverext;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.spark.connect.proto.Relation;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.sparkproject.connect.protobuf.ByteString;
 import org.sparkproject.connect.protobuf.CodedInputStream;
@@ -15,7 +10,8 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
 /**
  * The wire contract between the Python client and this plugin: the one place on the JVM side
  * (its Python twin is {@code server_ext/jvm/wire.py}; both change together, with
- * {@link #VERSION}).
+ * {@link #VERSION} for the envelope and the relation's own version, {@link
+ * OperatorPlugin#RELATIONS}, for its spec).
  *
  * <p>An extension {@code Relation} whose {@code Any} has type URL {@link #TYPE_URL} carries a
  * payload, hand-encoded protobuf:
@@ -28,8 +24,14 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  *                                 // "local_aggregate", "executors" or "probe"
  *     Relation input        = 3;   // the tagged union: __k0.., __side, __kind, __seq, __l, __r
  *     string   spec_json    = 4;   // {"keys": [...], "output": StructType JSON, "join": JoinSpec}
+ *     uint32   operator_version = 5;  // the version of this operator's spec and state format
  *   }
  * </pre>
+ *
+ * <p>Two versions: {@link #VERSION} is the envelope's (this message, the union's columns),
+ * checked first; {@code operator_version} is the relation's own ({@link
+ * OperatorPlugin#RELATIONS}), so that a change of one operator's spec or state format bumps
+ * only that operator's. The spec JSON is parsed into typed records in {@link Specs}.
  *
  * <p>A union of insert-only inputs may leave out {@code __kind} and {@code __seq}: its rows are
  * all +I, taken in arrival order.
@@ -40,8 +42,9 @@ import org.sparkproject.connect.protobuf.CodedInputStream;
  */
 public final class Wire {
   public static final String TYPE_URL = "type.googleapis.com/tableapi.serverext.JvmOperator";
-  // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate; 5: executors
-  public static final int VERSION = 6;
+  // 2: __kind and __seq may be left out; 3: position; 4: local_aggregate; 5: executors;
+  // 6: file_time, unseen_retractions; 7: operator_version (each relation's own version)
+  public static final int VERSION = 7;
   /** The probe's answer: a relation with one column of this name. */
   public static final String PROBE_COLUMN = "tableapi_jvm_wire_" + VERSION;
 
@@ -62,13 +65,19 @@ public final class Wire {
   public static final byte DELETE = 3;
   public static final byte LEFT = 0;
 
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final int RECURSION_LIMIT = 4096; // deep plans: the default 100 is too low
 
   private Wire() {}
 
-  /** A decoded payload. */
-  public record Request(int version, String operator, Relation input, String specJson) {}
+  /** A decoded payload; {@code operatorVersion} -1 when the client sent none. */
+  public record Request(int version, String operator, Relation input, String specJson,
+      int operatorVersion) {}
+
+  /** The fix for any version mismatch between the client and the plugin. */
+  static final String VERSION_FIX = "rebuild and reinstall the jar from the client's sources "
+      + "(python server_ext/jvm/build.py; `python -m server_ext serve` rebuilds it when a Java "
+      + "source changed) and restart the server, or install the same flink-tableapi-spark "
+      + "version on the client and the server";
 
   /** The payload of an {@code Any} whose type URL is ours (its {@code value} bytes). */
   public static Request parsePayload(ByteString payload) {
@@ -79,6 +88,7 @@ public final class Wire {
       String operator = "";
       Relation input = null;
       String spec = "";
+      int operatorVersion = -1;
       for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
         switch (tag >>> 3) {
           case 1 -> version = in.readUInt32();
@@ -89,6 +99,7 @@ public final class Wire {
             input = Relation.parseFrom(child);
           }
           case 4 -> spec = in.readString();
+          case 5 -> operatorVersion = in.readUInt32();
           default -> in.skipField(tag);
         }
       }
@@ -98,90 +109,21 @@ public final class Wire {
                 + VERSION
                 + " but the client sent "
                 + version
-                + ": install the same flink-tableapi-spark version on the client and the server"
-                + " (or set table.exec.operator.tier=python)");
+                + ": " + VERSION_FIX + " (or set table.exec.operator.tier=python)");
       }
-      return new Request(version, operator, input, spec);
+      return new Request(version, operator, input, spec, operatorVersion);
     } catch (IOException e) {
       throw new UncheckedIOException("malformed server_ext JVM operator payload", e);
     }
   }
 
-  /** The key column names of a join request. */
-  public static List<String> keyNames(String specJson) {
-    List<String> keys = new ArrayList<>();
-    read(specJson).get("keys").forEach(k -> keys.add(k.asText()));
-    return keys;
-  }
-
-  /** The output schema a join request asks for ({@code __kind} first). */
-  public static StructType output(String specJson) {
-    return (StructType) DataType.fromJson(read(specJson).get("output").toString());
-  }
-
   /**
-   * The join spec, given the schemas the two sides' rows really have (the struct types of
-   * {@code __l} and {@code __r}) and the session's time zone.
+   * The join spec of a {@code join} request, given the schemas the two sides' rows really
+   * have (the struct types of {@code __l} and {@code __r}) and the session's time zone.
    */
   public static JoinSpec joinSpec(
       String specJson, StructType left, StructType right, String timeZone, boolean java8Time) {
-    return twoInputSpec(read(specJson), "join", left, right, timeZone, java8Time);
-  }
-
-  /**
-   * The spec of a two-input operator from the section {@code section} of its spec JSON
-   * ({@code join}, {@code temporal} or {@code interval}: sides, kind, null_safe, residual).
-   */
-  static JoinSpec twoInputSpec(JsonNode root, String section, StructType left, StructType right,
-      String timeZone, boolean java8Time) {
-    JsonNode join = root.get(section);
-    if (join == null) {
-      throw new IllegalArgumentException("the spec has no " + section + " section: " + root);
-    }
-    String kind = join.get("kind").asText();
-    JsonNode nullSafe = join.has("null_safe") ? join.get("null_safe") : JSON.createArrayNode();
-    boolean[] safe = new boolean[nullSafe.size()];
-    for (int i = 0; i < safe.length; i++) safe[i] = nullSafe.get(i).asBoolean();
-    JsonNode residual = join.get("residual");
-    return new JoinSpec(
-        kind,
-        side(join.get("left"), left, "left"),
-        side(join.get("right"), right, "right"),
-        safe,
-        residual == null || residual.isNull() ? null : residual.toString(),
-        (StructType) DataType.fromJson(root.get("output").toString()),
-        timeZone,
-        java8Time);
-  }
-
-  private static JoinSpec.Side side(JsonNode side, StructType schema, String name) {
-    int declared = side.get("fields").size();
-    if (declared != schema.fields().length) {
-      throw new IllegalArgumentException(
-          "the "
-              + name
-              + " input has "
-              + schema.fields().length
-              + " fields but the join spec declares "
-              + declared
-              + ": the client and the plan disagree (a bug in the client's compiler)");
-    }
-    JsonNode uk = side.get("unique_key");
-    int[] unique = new int[uk.size()];
-    for (int i = 0; i < unique.length; i++) unique[i] = uk.get(i).asInt();
-    JsonNode ttl = side.get("ttl_ms");
-    return new JoinSpec.Side(
-        schema,
-        JoinSpec.Layout.fromWire(side.get("input_spec").asText()),
-        unique,
-        ttl == null || ttl.isNull() ? -1 : ttl.asLong());
-  }
-
-  static JsonNode read(String json) {
-    try {
-      return JSON.readTree(json);
-    } catch (IOException e) {
-      throw new IllegalArgumentException("malformed server_ext JVM join spec: " + e, e);
-    }
+    Specs.Envelope spec = Specs.Envelope.parse(specJson);
+    return JoinSpec.of(spec.join(), spec.output(), left, right, timeZone, java8Time);
   }
 }

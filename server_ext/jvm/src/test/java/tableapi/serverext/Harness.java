@@ -79,7 +79,8 @@ public final class Harness {
     ArrayNode results = NODES.arrayNode();
     for (JsonNode c : cases) {
       try {
-        results.add(c.has("pairs") ? conditions(c) : c.has("operator") ? runOperator(c) : run(c));
+        results.add(c.has("versions") ? versions(c)
+            : c.has("pairs") ? conditions(c) : c.has("operator") ? runOperator(c) : run(c));
       } catch (RuntimeException e) {
         ObjectNode error = NODES.objectNode();
         error.put("error", e.toString());
@@ -89,6 +90,27 @@ public final class Harness {
     ObjectNode out = NODES.objectNode();
     out.set("results", results);
     JSON.writeValue(new File(args[1]), out);
+  }
+
+  /**
+   * {@code {"versions": true}}: the plugin's relations and their wire versions, and the
+   * grouped operators' names: {@code {"versions": {name: n, ..}, "operators": [name, ..]}};
+   * with {@code "sent": [name, version]}, the plugin's check of that request first.
+   */
+  private static ObjectNode versions(JsonNode c) {
+    if (c.has("sent")) {
+      String name = c.get("sent").get(0).asText();
+      OperatorPlugin.checkVersion(name, OperatorPlugin.relation(name).version(),
+          c.get("sent").get(1).asInt());
+    }
+    ObjectNode versions = NODES.objectNode();
+    OperatorPlugin.versions().forEach(versions::put);
+    ArrayNode operators = NODES.arrayNode();
+    new java.util.TreeSet<>(OperatorPlugin.OPERATORS.keySet()).forEach(operators::add);
+    ObjectNode result = NODES.objectNode();
+    result.set("versions", versions);
+    result.set("operators", operators);
+    return result;
   }
 
   private static ObjectNode run(JsonNode c) {
