@@ -8,7 +8,8 @@
 - ``print`` (:mod:`tableapi.connectors.print_sink`): a sink whose rows the client prints,
   ``+I[...]`` lines as Flink's print connector writes them.
 
-Each connector validates its options when the table is created
+Each connector declares its options (:data:`CONNECTOR_OPTIONS`, as
+:class:`~tableapi.options.ConfigOption`) and validates them when the table is created
 (``TableDescriptor.build()``), with Flink's messages where Flink has the option.
 
 Example::
@@ -27,11 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from tableapi.connectors import blackhole, filesystem, jdbc, print_sink
 from tableapi.connectors.blackhole import BlackholeOptions, validate_blackhole_options
 from tableapi.connectors.filesystem import FilesystemOptions, validate_filesystem_options
 from tableapi.connectors.jdbc import JdbcOptions, validate_jdbc_options
 from tableapi.connectors.print_sink import PrintOptions, validate_print_options
 from tableapi.errors import ValidationError
+from tableapi.options import OptionGroup
 
 ConnectorOptions = FilesystemOptions | JdbcOptions | BlackholeOptions | PrintOptions
 #: Options of the connectors whose tables are sinks only (Flink: they cannot be read).
@@ -43,6 +46,13 @@ _VALIDATORS: dict[str, Callable[[Mapping[str, str], str], ConnectorOptions]] = {
     "print": validate_print_options,
 }
 CONNECTORS = tuple(_VALIDATORS)
+#: Each connector's declared options (docs/options.md has a table of each).
+CONNECTOR_OPTIONS: dict[str, OptionGroup] = {
+    "blackhole": blackhole.OPTIONS,
+    "filesystem": filesystem.OPTIONS,
+    "jdbc": jdbc.OPTIONS,
+    "print": print_sink.OPTIONS,
+}
 
 
 def check_connector(connector: str) -> None:
@@ -63,6 +73,7 @@ def validate_options(
 
 __all__ = [
     "CONNECTORS",
+    "CONNECTOR_OPTIONS",
     "BlackholeOptions",
     "ConnectorOptions",
     "FilesystemOptions",

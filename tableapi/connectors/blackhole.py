@@ -24,9 +24,15 @@ from collections.abc import Mapping
 
 import attrs
 
-from tableapi.connectors.common import check_supported_options
+from tableapi.connectors.common import CONNECTOR, PROPERTY_VERSION, check_supported_options
+from tableapi.options import OptionGroup
 
-SUPPORTED_OPTIONS = frozenset({"connector", "property-version"})
+#: The connector's options (it has nothing to configure).
+OPTIONS = OptionGroup(
+    "Connector 'blackhole'",
+    "A sink that discards every row (Spark's noop format).",
+    (CONNECTOR, PROPERTY_VERSION),
+)
 
 
 @attrs.frozen
@@ -41,8 +47,8 @@ def validate_blackhole_options(options: Mapping[str, str], table: str = "") -> B
     >>> validate_blackhole_options({"connector": "blackhole", "property-version": "1"})
     BlackholeOptions()
     """
-    check_supported_options("blackhole", options, SUPPORTED_OPTIONS, table)
+    check_supported_options("blackhole", options, OPTIONS.keys(), table)
     return BlackholeOptions()
 
 
-__all__ = ["SUPPORTED_OPTIONS", "BlackholeOptions", "validate_blackhole_options"]
+__all__ = ["OPTIONS", "BlackholeOptions", "validate_blackhole_options"]

@@ -1,5 +1,6 @@
-"""What the connectors share: refusing options a connector does not have, with Flink's
-message (the unknown options, then every supported one).
+"""What the connectors share: the options every connector has (``connector``,
+``property-version``, ``sink.parallelism``), and refusing options a connector does not have,
+with Flink's message (the unknown options, then every supported one).
 
 Example::
 
@@ -23,6 +24,35 @@ import difflib
 from collections.abc import Callable, Collection, Mapping
 
 from tableapi.errors import ValidationError
+from tableapi.options import ConfigOptions
+
+CONNECTOR = (
+    ConfigOptions.key("connector")
+    .string_type()
+    .no_default_value()
+    .with_description("The connector: 'filesystem', 'jdbc', 'print' or 'blackhole'.")
+)
+PROPERTY_VERSION = (
+    ConfigOptions.key("property-version")
+    .int_type()
+    .default_value(1)
+    .with_description("Flink's version of the connector's properties: accepted, not read.")
+)
+SINK_PARALLELISM = (
+    ConfigOptions.key("sink.parallelism")
+    .int_type()
+    .no_default_value()
+    .with_description("The number of the sink's write tasks (a positive integer).")
+)
+
+
+def where(table: str) -> str:
+    """How messages name the table whose options they are about.
+
+    >>> where("Out"), where("")
+    (" of table 'Out'", '')
+    """
+    return f" of table {table!r}" if table else ""
 
 
 def check_supported_options(
@@ -55,21 +85,17 @@ def check_supported_options(
     unknown = sorted(k for k in options if k not in supported)
     if not unknown:
         return
-    where = f" of table {table!r}" if table else ""
     known = sorted(supported)
     nearest = [(k, difflib.get_close_matches(k, known, n=1, cutoff=0.8)) for k in unknown]
     hints = [f"{k}: did you mean {close[0]!r}?" for k, close in nearest if close]
     raise ValidationError(
-        f"Unsupported options found for {connector!r}{where}.\n\nUnsupported options:\n\n"
+        f"Unsupported options found for {connector!r}{where(table)}.\n\nUnsupported options:\n\n"
         + "\n".join(unknown)
         + "\n\nSupported options:\n\n"
         + "\n".join(known)
         + ("\n\n" + "\n".join(hints) if hints else "")
         + (note(unknown) if note else "")
     )
-
-
-SINK_PARALLELISM = "sink.parallelism"
 
 
 def sink_parallelism(options: Mapping[str, str], table: str = "") -> int | None:
@@ -83,21 +109,18 @@ def sink_parallelism(options: Mapping[str, str], table: str = "") -> int | None:
     ...
     tableapi.errors.ValidationError: Invalid configured parallelism 0 for table 'Out'.
     """
-    if SINK_PARALLELISM not in options:
-        return None
-    raw = options[SINK_PARALLELISM]
-    try:
-        parallelism = int(raw)
-    except ValueError:
-        where = f" of table {table!r}" if table else ""
-        raise ValidationError(
-            f"Invalid value for option {SINK_PARALLELISM!r}{where}: could not parse {raw!r} as "
-            "an integer."
-        ) from None
-    if parallelism <= 0:
+    parallelism = SINK_PARALLELISM.read(options, where(table))
+    if parallelism is not None and parallelism <= 0:
         name = f" for table {table!r}" if table else ""
         raise ValidationError(f"Invalid configured parallelism {parallelism}{name}.")
     return parallelism
 
 
-__all__ = ["SINK_PARALLELISM", "check_supported_options", "sink_parallelism"]
+__all__ = [
+    "CONNECTOR",
+    "PROPERTY_VERSION",
+    "SINK_PARALLELISM",
+    "check_supported_options",
+    "sink_parallelism",
+    "where",
+]

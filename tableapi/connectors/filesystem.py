@@ -38,32 +38,77 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
-from tableapi.connectors.common import SINK_PARALLELISM, check_supported_options, sink_parallelism
-from tableapi.durations import parse_duration_ms
+from tableapi.connectors.common import (
+    CONNECTOR,
+    PROPERTY_VERSION,
+    SINK_PARALLELISM,
+    check_supported_options,
+    sink_parallelism,
+    where,
+)
 from tableapi.errors import ValidationError
+from tableapi.options import ConfigOption, ConfigOptions, OptionGroup
 from tableapi.plan.sources import FILE_ORDERS
 
 FILE_FORMATS = ("json", "csv", "parquet")
-PATH = "path"
-FORMAT = "format"
-OP_COLUMN = "changelog.op-column"
-FILE_ORDER = "changelog.file-order"
-MONITOR_INTERVAL = "source.monitor-interval"
+PATH = (
+    ConfigOptions.key("path")
+    .string_type()
+    .no_default_value()
+    .with_description("The directory (or file) the table's files are in; required.")
+)
+FORMAT = (
+    ConfigOptions.key("format")
+    .enum_type(FILE_FORMATS)
+    .no_default_value()
+    .with_requirement(
+        lambda key, value: (
+            f"Unknown format {value!r}; the filesystem connector reads {list(FILE_FORMATS)}."
+        )
+    )
+    .with_description("The files' format; required.")
+)
+OP_COLUMN = (
+    ConfigOptions.key("changelog.op-column")
+    .string_type()
+    .no_default_value()
+    .with_description(
+        "The column holding each row's kind (+I, -U, +U, -D): the table is read as a changelog."
+    )
+)
+FILE_ORDER = (
+    ConfigOptions.key("changelog.file-order")
+    .enum_type(FILE_ORDERS)
+    .default_value(FILE_ORDERS[0])
+    .with_description(
+        "The order a changelog's files are applied in: their modification times (to the "
+        "nanosecond where the filesystem keeps it; two files of one directory that tie fail "
+        "the query) or their paths ('name', for writers that number their files)."
+    )
+)
+MONITOR_INTERVAL = (
+    ConfigOptions.key("source.monitor-interval")
+    .duration_type()
+    .no_default_value()
+    .with_description(
+        "Watch the directory for new files this often: the table is unbounded; unset: bounded "
+        "(the files present when the query starts)."
+    )
+)
 # The connector options the product reads (any format).
-OWN_OPTIONS = frozenset(
-    {
-        "connector",
-        "property-version",
-        PATH,
-        FORMAT,
-        OP_COLUMN,
-        FILE_ORDER,
-        MONITOR_INTERVAL,
-        SINK_PARALLELISM,
-    }
+OWN_OPTIONS = (
+    CONNECTOR,
+    PROPERTY_VERSION,
+    PATH,
+    FORMAT,
+    OP_COLUMN,
+    FILE_ORDER,
+    MONITOR_INTERVAL,
+    SINK_PARALLELISM,
 )
 # Flink 2.3's filesystem connector options the product does not have (yet): refused, by name.
 FLINK_ONLY_OPTIONS = frozenset(
@@ -101,90 +146,129 @@ _SPARK_READER_OPTIONS = {
 _PARSED_FORMATS = ("json", "csv")
 
 
-def _flag(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValidationError(f"{key} must be 'true' or 'false', got {value!r}.")
-    return lowered == "true"
+def _unescaped(value: str) -> str:
+    """Java escapes read as Flink reads them (``'\\t'`` is a tab)."""
+    return value.encode("latin-1", "backslashreplace").decode("unicode_escape")
 
 
-def _char(key: str, value: str) -> str:
-    """One character, Java escapes read as Flink reads them (``'\\t'`` is a tab)."""
-    char = value.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    if len(char) != 1:
-        raise ValidationError(
-            f"Option '{key}' must be a string with single character, but was: {value}"
-        )
-    return char
+def _char_option(key: str, default: str | None, description: str) -> ConfigOption[Any]:
+    """A csv option holding one character, Flink's message for any other value."""
+    builder = ConfigOptions.key(key).string_type()
+    option = builder.no_default_value() if default is None else builder.default_value(default)
+    return option.with_requirement(
+        lambda k, v: f"Option '{k}' must be a string with single character, but was: {v}",
+        lambda v: len(_unescaped(v)) == 1,
+    ).with_description(description)
 
 
-def _parse_errors(key: str, value: str) -> dict[str, str]:
+def _flag_option(key: str, description: str, default: bool = False) -> ConfigOption[bool]:
+    return (
+        ConfigOptions.key(key).boolean_type().default_value(default).with_description(description)
+    )
+
+
+def _parse_errors(skip: bool) -> dict[str, str]:
     # Spark's default (PERMISSIVE) reads a malformed record as a row of NULLs: invented data.
     # Flink fails the query (FAILFAST, set when this option is absent), or skips the record.
-    return {"mode": "DROPMALFORMED" if _flag(key, value) else "FAILFAST"}
+    return {"mode": "DROPMALFORMED" if skip else "FAILFAST"}
 
 
-def _missing_field(key: str, value: str) -> dict[str, str]:
-    if _flag(key, value):
+_IGNORE_PARSE_ERRORS = (
+    "Skip a record that cannot be parsed; false fails the query on it, naming the file (never "
+    "Spark's default of reading it as a row of NULLs)."
+)
+
+
+def _missing_field(fail: bool) -> dict[str, str]:
+    if fail:
         raise ValidationError(
-            f"{key} = 'true' is not supported by this product (yet): a field missing from a "
-            "record is read as NULL (Flink's default, 'false')."
+            "json.fail-on-missing-field = 'true' is not supported by this product (yet): a field "
+            "missing from a record is read as NULL (Flink's default, 'false')."
         )
     return {}
 
 
-def _timestamp_standard(key: str, value: str) -> dict[str, str]:
-    if value.strip().upper() not in ("SQL", "ISO-8601"):
-        raise ValidationError(
-            f"Unsupported value '{value}' for {key}. Supported values are [SQL, ISO-8601]."
-        )
-    return {}  # Spark's reader takes both '2024-01-01 10:00:00' and '2024-01-01T10:00:00'
-
-
-def _spark_flag(name: str, value: str | None = None) -> Callable[[str, str], dict[str, str]]:
-    """A Flink flag that sets Spark's ``name`` to ``value`` when true (``value`` None: to
-    the flag itself)."""
-
-    def read(key: str, raw: str) -> dict[str, str]:
-        on = _flag(key, raw)
-        if value is None:
-            return {name: str(on).lower()}
-        return {name: value} if on else {}
-
-    return read
-
-
-def _trim(key: str, value: str) -> dict[str, str]:
-    on = str(_flag(key, value)).lower()
-    return {"ignoreLeadingWhiteSpace": on, "ignoreTrailingWhiteSpace": on}
-
-
-def _checked_flag(key: str, value: str) -> dict[str, str]:
-    _flag(key, value)  # which JSON parser Flink uses: the same rows either way
-    return {}
-
-
+#: How a format option's value becomes Spark reader options.
+ToReader = Callable[[Any], dict[str, str]]
 #: Per format, its options the product honours and the Spark reader options each becomes.
-FORMAT_OPTIONS: dict[str, dict[str, Callable[[str, str], dict[str, str]]]] = {
-    "csv": {
-        "csv.field-delimiter": lambda k, v: {"sep": _char(k, v)},
-        "csv.quote-character": lambda k, v: {"quote": _char(k, v)},
-        "csv.disable-quote-character": _spark_flag("quote", ""),  # '' turns quoting off
-        "csv.allow-comments": _spark_flag("comment", "#"),  # Flink's comments start with '#'
-        "csv.escape-character": lambda k, v: {"escape": _char(k, v)},
-        "csv.null-literal": lambda k, v: {"nullValue": v},
-        "csv.trim-spaces": _trim,
-        "csv.ignore-parse-errors": _parse_errors,
-        "csv.header": _spark_flag("header"),  # the product's: Flink's csv has no header line
-    },
-    "json": {
-        "json.ignore-parse-errors": _parse_errors,
-        "json.fail-on-missing-field": _missing_field,
-        "json.timestamp-format.standard": _timestamp_standard,
-        "json.decode.json-parser.enabled": _checked_flag,
-    },
-    "parquet": {},
+FORMAT_OPTIONS: dict[str, tuple[tuple[ConfigOption[Any], ToReader], ...]] = {
+    "csv": (
+        (
+            _char_option("csv.field-delimiter", ",", "The field separator (Java escapes: '\\t')."),
+            lambda v: {"sep": _unescaped(v)},
+        ),
+        (
+            _char_option("csv.quote-character", '"', "The character quoting a field."),
+            lambda v: {"quote": _unescaped(v)},
+        ),
+        (  # '' turns Spark's quoting off
+            _flag_option("csv.disable-quote-character", "Read quote characters as any other."),
+            lambda on: {"quote": ""} if on else {},
+        ),
+        (  # Flink's comments start with '#'
+            _flag_option("csv.allow-comments", "Skip lines starting with '#'."),
+            lambda on: {"comment": "#"} if on else {},
+        ),
+        (
+            _char_option("csv.escape-character", None, "The character escaping a quote."),
+            lambda v: {"escape": _unescaped(v)},
+        ),
+        (
+            ConfigOptions.key("csv.null-literal")
+            .string_type()
+            .no_default_value()
+            .with_description("The text read as NULL."),
+            lambda v: {"nullValue": v},
+        ),
+        (
+            _flag_option("csv.trim-spaces", "Trim the spaces around each field."),
+            lambda on: {
+                "ignoreLeadingWhiteSpace": str(on).lower(),
+                "ignoreTrailingWhiteSpace": str(on).lower(),
+            },
+        ),
+        (_flag_option("csv.ignore-parse-errors", _IGNORE_PARSE_ERRORS), _parse_errors),
+        (  # the product's: Flink's csv has no header line
+            _flag_option("csv.header", "The product's: a first line of column names, skipped."),
+            lambda on: {"header": str(on).lower()},
+        ),
+    ),
+    "json": (
+        (_flag_option("json.ignore-parse-errors", _IGNORE_PARSE_ERRORS), _parse_errors),
+        (
+            _flag_option(
+                "json.fail-on-missing-field", "Only false: a field missing from a record is NULL."
+            ),
+            _missing_field,
+        ),
+        (  # Spark's reader takes both '2024-01-01 10:00:00' and '2024-01-01T10:00:00'
+            ConfigOptions.key("json.timestamp-format.standard")
+            .enum_type(("SQL", "ISO-8601"))
+            .default_value("SQL")
+            .with_requirement(
+                lambda k, v: (
+                    f"Unsupported value '{v}' for {k}. Supported values are [SQL, ISO-8601]."
+                )
+            )
+            .with_description("Flink's timestamp text format; both are read."),
+            lambda v: {},
+        ),
+        (  # which JSON parser Flink uses: the same rows either way
+            _flag_option(
+                "json.decode.json-parser.enabled", "Flink's choice of JSON parser: checked.", True
+            ),
+            lambda v: {},
+        ),
+    ),
+    "parquet": (),
 }
+#: The connector's options, its formats' too.
+OPTIONS = OptionGroup(
+    "Connector 'filesystem'",
+    "Files under a directory, read with Spark's readers; a format's options apply to a table "
+    "of that format (Flink's names, read into Spark's reader options).",
+    OWN_OPTIONS + tuple(option for own in FORMAT_OPTIONS.values() for option, _ in own),
+)
 
 
 @attrs.frozen
@@ -209,36 +293,27 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
         ...
         tableapi.errors.ValidationError: The filesystem connector needs the option(s) ['format']...
     """
-    missing = [k for k in (PATH, FORMAT) if k not in options]
-    if missing:
+    at = where(table)
+    path, fmt = PATH.read(options), FORMAT.read(options, at)
+    if path is None or fmt is None:
+        missing = [str(o) for o in (PATH, FORMAT) if not o.is_set(options)]
         raise ValidationError(
             f"The filesystem connector needs the option(s) {missing}, e.g. "
             ".option('path', '/data/orders').option('format', 'json')."
         )
-    fmt = options[FORMAT]
-    if fmt not in FILE_FORMATS:
-        raise ValidationError(
-            f"Unknown format {fmt!r}; the filesystem connector reads {list(FILE_FORMATS)}."
-        )
     own = FORMAT_OPTIONS[fmt]
-    check_supported_options(
-        "filesystem", options, OWN_OPTIONS | own.keys(), table, lambda keys: _note(keys, fmt)
-    )
-    interval = options.get(MONITOR_INTERVAL)
-    interval_ms = None if interval is None else parse_duration_ms(interval, MONITOR_INTERVAL)
+    supported = {k for o in OWN_OPTIONS for k in o.keys} | {o.key for o, _ in own}
+    check_supported_options("filesystem", options, supported, table, lambda keys: _note(keys, fmt))
+    interval_ms = MONITOR_INTERVAL.read(options, at)
     if interval_ms == 0:
         raise ValidationError(
             f"{MONITOR_INTERVAL} must be positive, e.g. '10 s'; leave it out for a bounded "
             "table (the files present when the query starts)."
         )
-    order = options.get(FILE_ORDER, FILE_ORDERS[0]).strip().lower()
-    if order not in FILE_ORDERS:
+    order = FILE_ORDER.read(options, at)
+    if FILE_ORDER.is_set(options) and not OP_COLUMN.is_set(options):
         raise ValidationError(
-            f"{FILE_ORDER} must be one of {list(FILE_ORDERS)}, got {options[FILE_ORDER]!r}."
-        )
-    if FILE_ORDER in options and OP_COLUMN not in options:
-        raise ValidationError(
-            f"{FILE_ORDER} orders the files of a changelog: it needs {OP_COLUMN!r} too "
+            f"{FILE_ORDER} orders the files of a changelog: it needs {str(OP_COLUMN)!r} too "
             "(an insert-only table's rows are applied in any order)."
         )
     if "csv.quote-character" in options and "csv.disable-quote-character" in options:
@@ -248,14 +323,14 @@ def validate_filesystem_options(options: Mapping[str, str], table: str = "") -> 
         )
     sink_parallelism(options, table)
     reader: dict[str, str] = {"mode": "FAILFAST"} if fmt in _PARSED_FORMATS else {}
-    for key, read in own.items():
-        if key in options:
-            reader.update(read(key, options[key]))
+    for option, to_reader in own:
+        if option.is_set(options):
+            reader.update(to_reader(option.read(options, at)))
     return FilesystemOptions(
-        options[PATH],
+        path,
         fmt,
         tuple(sorted(reader.items())),
-        options.get(OP_COLUMN),
+        OP_COLUMN.read(options),
         interval_ms,
         order,
     )
@@ -281,7 +356,7 @@ def _note(unknown: list[str], fmt: str) -> str:
         elif key.startswith("scan."):
             lines.append(
                 f"{key}: a scan option of another connector; a filesystem table reads the "
-                f"files under 'path' (new ones as they come with {MONITOR_INTERVAL!r})."
+                f"files under 'path' (new ones as they come with {str(MONITOR_INTERVAL)!r})."
             )
     return "\n\n" + "\n".join(lines) if lines else ""
 

@@ -48,70 +48,221 @@ from typing import Any
 import attrs
 
 from server_ext.lookup.spec import CacheSpec, SourceSpec
-from tableapi.connectors.common import SINK_PARALLELISM, check_supported_options, sink_parallelism
-from tableapi.durations import parse_duration_ms
+from tableapi.connectors.common import (
+    CONNECTOR,
+    SINK_PARALLELISM,
+    check_supported_options,
+    sink_parallelism,
+    where,
+)
 from tableapi.errors import ValidationError
+from tableapi.options import ConfigOption, ConfigOptions, OptionGroup
 
-URL = "url"
-TABLE_NAME = "table-name"
-DRIVER = "driver"
-USERNAME = "username"
-PASSWORD = "password"
-CACHE = "lookup.cache"
-MAX_ROWS = "lookup.partial-cache.max-rows"
-EXPIRE_AFTER_WRITE = "lookup.partial-cache.expire-after-write"
-EXPIRE_AFTER_ACCESS = "lookup.partial-cache.expire-after-access"
-CACHE_MISSING_KEY = "lookup.partial-cache.cache-missing-key"
-RELOAD_STRATEGY = "lookup.full-cache.reload-strategy"
-PERIODIC_INTERVAL = "lookup.full-cache.periodic-reload.interval"
-SCHEDULE_MODE = "lookup.full-cache.periodic-reload.schedule-mode"
-TIMED_ISO_TIME = "lookup.full-cache.timed-reload.iso-time"
-TIMED_INTERVAL_DAYS = "lookup.full-cache.timed-reload.interval-in-days"
-MAX_RETRIES = "lookup.max-retries"
-MAX_RETRY_TIMEOUT = "connection.max-retry-timeout"
-FILTER_POLICY = "filter.handling.policy"
-LEGACY_MAX_ROWS = "lookup.cache.max-rows"
-LEGACY_TTL = "lookup.cache.ttl"
-LEGACY_MISSING_KEY = "lookup.cache.caching-missing-key"
-SINK_MAX_ROWS = "sink.buffer-flush.max-rows"
-SINK_FLUSH_INTERVAL = "sink.buffer-flush.interval"
-SINK_MAX_RETRIES = "sink.max-retries"
 
-PARTIAL_KEYS = (MAX_ROWS, EXPIRE_AFTER_WRITE, EXPIRE_AFTER_ACCESS, CACHE_MISSING_KEY)
-FULL_KEYS = (
+def _iso_time_ok(text: str) -> bool:
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    try:
+        dt.time.fromisoformat(t)
+    except ValueError:
+        return False
+    return True
+
+
+URL = (
+    ConfigOptions.key("url")
+    .string_type()
+    .no_default_value()
+    .with_description(
+        "The database: 'jdbc:postgresql://host:port/database' or 'jdbc:sqlite:/path/file.db' "
+        "(an extension: Flink has no SQLite dialect); required."
+    )
+)
+TABLE_NAME = (
+    ConfigOptions.key("table-name")
+    .string_type()
+    .no_default_value()
+    .with_description("The table in the database; required.")
+)
+DRIVER = (
+    ConfigOptions.key("driver")
+    .string_type()
+    .no_default_value()
+    .with_description("Accepted and ignored: the dialect comes from the URL.")
+)
+USERNAME = (
+    ConfigOptions.key("username")
+    .string_type()
+    .no_default_value()
+    .with_description("PostgreSQL's user (with 'password': both or none).")
+)
+PASSWORD = (
+    ConfigOptions.key("password")
+    .string_type()
+    .no_default_value()
+    .with_description("PostgreSQL's password (with 'username': both or none).")
+)
+CACHE = (
+    ConfigOptions.key("lookup.cache")
+    .enum_type(("NONE", "PARTIAL", "FULL"))
+    .default_value("NONE")
+    .with_description(
+        "The lookup cache: none, PARTIAL (rows looked up, bounded) or FULL (the whole table, "
+        "reloaded; an extension: Flink's JDBC connector has no cache for it)."
+    )
+)
+MAX_ROWS = (
+    ConfigOptions.key("lookup.partial-cache.max-rows")
+    .int_type()
+    .no_default_value()
+    .with_description("PARTIAL: the most rows cached (positive).")
+)
+EXPIRE_AFTER_WRITE = (
+    ConfigOptions.key("lookup.partial-cache.expire-after-write")
+    .duration_type()
+    .no_default_value()
+    .with_description("PARTIAL: how long a row stays cached after it is looked up.")
+)
+EXPIRE_AFTER_ACCESS = (
+    ConfigOptions.key("lookup.partial-cache.expire-after-access")
+    .duration_type()
+    .no_default_value()
+    .with_description("PARTIAL: how long a row stays cached after it is last read.")
+)
+CACHE_MISSING_KEY = (
+    ConfigOptions.key("lookup.partial-cache.cache-missing-key")
+    .boolean_type()
+    .default_value(True)
+    .with_deprecated_keys("lookup.cache.caching-missing-key")
+    .with_description("PARTIAL: cache that a key has no rows too.")
+)
+RELOAD_STRATEGY = (
+    ConfigOptions.key("lookup.full-cache.reload-strategy")
+    .enum_type(("PERIODIC", "TIMED"))
+    .default_value("PERIODIC")
+    .with_description("FULL: reload every interval (PERIODIC) or at a time of day (TIMED).")
+)
+PERIODIC_INTERVAL = (
+    ConfigOptions.key("lookup.full-cache.periodic-reload.interval")
+    .duration_type()
+    .no_default_value()
+    .with_description("FULL, PERIODIC: the interval between reloads; required.")
+)
+SCHEDULE_MODE = (
+    ConfigOptions.key("lookup.full-cache.periodic-reload.schedule-mode")
+    .enum_type(("FIXED_DELAY", "FIXED_RATE"))
+    .default_value("FIXED_DELAY")
+    .with_description(
+        "FULL, PERIODIC: the interval runs from a reload's end (FIXED_DELAY) or start."
+    )
+)
+TIMED_ISO_TIME = (
+    ConfigOptions.key("lookup.full-cache.timed-reload.iso-time")
+    .string_type()
+    .no_default_value()
+    .with_requirement(
+        "an ISO-8601 time such as '10:15', '10:15:30', '10:15Z' or '10:15+07:00'", _iso_time_ok
+    )
+    .with_description("FULL, TIMED: the time of day of a reload (local time; 'Z': UTC); required.")
+)
+TIMED_INTERVAL_DAYS = (
+    ConfigOptions.key("lookup.full-cache.timed-reload.interval-in-days")
+    .int_type()
+    .default_value(1)
+    .with_description("FULL, TIMED: reload every this many days (at least 1).")
+)
+MAX_RETRIES = (
+    ConfigOptions.key("lookup.max-retries")
+    .int_type()
+    .default_value(3)
+    .with_description("How often a failed lookup query is retried (>= 0).")
+)
+MAX_RETRY_TIMEOUT = (
+    ConfigOptions.key("connection.max-retry-timeout")
+    .duration_type()
+    .default_value(60_000)
+    .with_description("The connect timeout, in whole seconds (at least 1 s).")
+)
+FILTER_POLICY = (
+    ConfigOptions.key("filter.handling.policy")
+    .enum_type(("always", "never"))
+    .default_value("always")
+    .with_description("Push a lookup join's filters on the table into its query or not.")
+)
+LEGACY_MAX_ROWS = (
+    ConfigOptions.key("lookup.cache.max-rows")
+    .int_type()
+    .default_value(-1)
+    .with_description(
+        "Deprecated (with lookup.cache.ttl, both or none): a PARTIAL cache of this many rows "
+        "expiring after write, whatever lookup.cache says."
+    )
+)
+LEGACY_TTL = (
+    ConfigOptions.key("lookup.cache.ttl")
+    .duration_type()
+    .default_value(10_000)
+    .with_description("Deprecated (with lookup.cache.max-rows): the legacy cache's expiry.")
+)
+SINK_MAX_ROWS = (
+    ConfigOptions.key("sink.buffer-flush.max-rows")
+    .int_type()
+    .default_value(100)
+    .with_description("Rows per write of a write task (>= 0; 0: all of them at once).")
+)
+SINK_FLUSH_INTERVAL = (
+    ConfigOptions.key("sink.buffer-flush.interval")
+    .duration_type()
+    .default_value(1000)
+    .with_description("The longest rows wait before they are written; 0 disables.")
+)
+SINK_MAX_RETRIES = (
+    ConfigOptions.key("sink.max-retries")
+    .int_type()
+    .default_value(3)
+    .with_description("How often a failed write is retried (>= 0).")
+)
+
+PARTIAL_OPTIONS = (MAX_ROWS, EXPIRE_AFTER_WRITE, EXPIRE_AFTER_ACCESS, CACHE_MISSING_KEY)
+FULL_OPTIONS = (
     RELOAD_STRATEGY,
     PERIODIC_INTERVAL,
     SCHEDULE_MODE,
     TIMED_ISO_TIME,
     TIMED_INTERVAL_DAYS,
 )
-SUPPORTED_OPTIONS = frozenset(
-    {
-        "connector",
+#: The connector's options.
+OPTIONS = OptionGroup(
+    "Connector 'jdbc'",
+    "A table in PostgreSQL or SQLite: a lookup table (the dimension side of a lookup join) "
+    "or a sink (upsert mode with a primary key, append mode without); Flink's JDBC connector "
+    "4.1 names and defaults. Its scan options (scan.*) are refused.",
+    (
+        CONNECTOR,
         URL,
         TABLE_NAME,
         DRIVER,
         USERNAME,
         PASSWORD,
         CACHE,
-        *PARTIAL_KEYS,
-        *FULL_KEYS,
+        *PARTIAL_OPTIONS,
+        *FULL_OPTIONS,
         MAX_RETRIES,
         MAX_RETRY_TIMEOUT,
         FILTER_POLICY,
         LEGACY_MAX_ROWS,
         LEGACY_TTL,
-        LEGACY_MISSING_KEY,
         SINK_MAX_ROWS,
         SINK_FLUSH_INTERVAL,
         SINK_MAX_RETRIES,
         SINK_PARALLELISM,
-    }
+    ),
 )
-DEFAULT_MAX_RETRIES = 3
-DEFAULT_MAX_RETRY_TIMEOUT_MS = 60_000
-DEFAULT_SINK_MAX_ROWS = 100
-DEFAULT_SINK_FLUSH_INTERVAL_MS = 1000
+DEFAULT_MAX_RETRIES: int = MAX_RETRIES.default
+DEFAULT_MAX_RETRY_TIMEOUT_MS: int = MAX_RETRY_TIMEOUT.default
+DEFAULT_SINK_MAX_ROWS: int = SINK_MAX_ROWS.default
+DEFAULT_SINK_FLUSH_INTERVAL_MS: int = SINK_FLUSH_INTERVAL.default
 
 _PG_URL = re.compile(r"^jdbc:postgresql://(?P<host>[^:/?]*)(?::(?P<port>\d+))?/(?P<db>[^?/]+)$")
 _SQLITE_URL = re.compile(r"^jdbc:sqlite:(?P<path>.+)$")
@@ -153,13 +304,14 @@ def validate_jdbc_options(options: Mapping[str, str], table: str = "") -> JdbcOp
         ...     "table-name": "customers", "username": "app", "password": "s3cret"}).source.host
         'db'
     """
-    where = f" of table {table!r}" if table else ""
+    at = where(table)
     opts = {str(k): str(v) for k, v in options.items()}
-    check_supported_options("jdbc", opts, SUPPORTED_OPTIONS, table, _scan_note)
-    missing = [k for k in (URL, TABLE_NAME) if not opts.get(k)]
-    if missing:
+    check_supported_options("jdbc", opts, OPTIONS.keys(), table, _scan_note)
+    url, name = URL.read(opts), TABLE_NAME.read(opts)
+    if not url or not name:
+        missing = [str(o) for o in (URL, TABLE_NAME) if not o.read(opts)]
         raise ValidationError(
-            f"One or more required options are missing{where}.\n\nMissing required options "
+            f"One or more required options are missing{at}.\n\nMissing required options "
             "are:\n\n" + "\n".join(missing) + "\n\nSet them with .option('url', "
             "'jdbc:postgresql://host:5432/db') (or 'jdbc:sqlite:/path/file.db') and "
             ".option('table-name', '<table in the database>')."
@@ -167,25 +319,19 @@ def validate_jdbc_options(options: Mapping[str, str], table: str = "") -> JdbcOp
     _all_or_none(opts, (USERNAME, PASSWORD))
     _all_or_none(opts, (LEGACY_MAX_ROWS, LEGACY_TTL))
 
-    max_retry_timeout_ms = _duration(opts, MAX_RETRY_TIMEOUT, DEFAULT_MAX_RETRY_TIMEOUT_MS)
+    max_retry_timeout_ms = MAX_RETRY_TIMEOUT.read(opts, at)
     if max_retry_timeout_ms < 1000 or max_retry_timeout_ms % 1000:
         raise ValidationError(
             f"The value of '{MAX_RETRY_TIMEOUT}' option must be in second granularity and "
-            f"shouldn't be smaller than 1 second, but is {opts[MAX_RETRY_TIMEOUT]}."
+            f"shouldn't be smaller than 1 second, but is {opts[str(MAX_RETRY_TIMEOUT)]}."
         )
-    source = _source(opts, table, max_retry_timeout_ms // 1000)
-    max_retries = _int(opts, MAX_RETRIES, DEFAULT_MAX_RETRIES)
-    if max_retries < 0:
-        raise ValidationError(
-            f"The value of '{MAX_RETRIES}' option shouldn't be negative, but is {max_retries}."
-        )
-    policy = _enum(opts, FILTER_POLICY, ("always", "never"), "always")
+    source = _source(opts, url, name, max_retry_timeout_ms // 1000)
     return JdbcOptions(
         source=source,
-        cache=_cache(opts),
-        max_retries=max_retries,
+        cache=_cache(opts, at),
+        max_retries=_not_negative(MAX_RETRIES, opts, at),
         max_retry_timeout_ms=max_retry_timeout_ms,
-        push_filters=policy == "always",
+        push_filters=FILTER_POLICY.read(opts, at) == "always",
         sink=_sink(opts, table),
     )
 
@@ -196,19 +342,23 @@ def _sink(opts: dict[str, str], table: str) -> JdbcSinkOptions:
     >>> _sink({"sink.buffer-flush.max-rows": "0", "sink.max-retries": "5"}, "T")
     JdbcSinkOptions(max_rows=0, flush_interval_ms=1000, max_retries=5, parallelism=None)
     """
-    counts = {}
-    for key, default in ((SINK_MAX_ROWS, DEFAULT_SINK_MAX_ROWS), (SINK_MAX_RETRIES, 3)):
-        counts[key] = _int(opts, key, default)
-        if counts[key] < 0:
-            raise ValidationError(
-                f"The value of '{key}' option shouldn't be negative, but is {counts[key]}."
-            )
+    at = where(table)
     return JdbcSinkOptions(
-        max_rows=counts[SINK_MAX_ROWS],
-        flush_interval_ms=_duration(opts, SINK_FLUSH_INTERVAL, DEFAULT_SINK_FLUSH_INTERVAL_MS),
-        max_retries=counts[SINK_MAX_RETRIES],
+        max_rows=_not_negative(SINK_MAX_ROWS, opts, at),
+        flush_interval_ms=SINK_FLUSH_INTERVAL.read(opts, at),
+        max_retries=_not_negative(SINK_MAX_RETRIES, opts, at),
         parallelism=sink_parallelism(opts, table),
     )
+
+
+def _not_negative(option: ConfigOption[int], opts: Mapping[str, str], at: str) -> int:
+    """An integer option that Flink's factory requires to be >= 0, with Flink's message."""
+    value = option.read(opts, at)
+    if value < 0:
+        raise ValidationError(
+            f"The value of '{option}' option shouldn't be negative, but is {value}."
+        )
+    return value
 
 
 def parse_jdbc_url(url: str) -> tuple[str, dict[str, Any]]:
@@ -246,28 +396,28 @@ def parse_jdbc_url(url: str) -> tuple[str, dict[str, Any]]:
     )
 
 
-def _source(opts: dict[str, str], table: str, timeout_s: int) -> SourceSpec:
-    dialect, fields = parse_jdbc_url(opts[URL])
-    if dialect == "sqlite" and (USERNAME in opts or PASSWORD in opts):
+def _source(opts: dict[str, str], url: str, name: str, timeout_s: int) -> SourceSpec:
+    dialect, fields = parse_jdbc_url(url)
+    if dialect == "sqlite" and (USERNAME.is_set(opts) or PASSWORD.is_set(opts)):
         raise ValidationError(
             "Options 'username' and 'password' are for PostgreSQL only: a SQLite database is "
             f"a file ({fields['database']}). Remove them."
         )
     return SourceSpec(
         dialect,
-        opts[TABLE_NAME],
-        username=opts.get(USERNAME),
-        password=opts.get(PASSWORD),
+        name,
+        username=USERNAME.read(opts),
+        password=PASSWORD.read(opts),
         connect_timeout_s=timeout_s,
         **fields,
     )
 
 
-def _cache(opts: dict[str, str]) -> CacheSpec:
-    kind = _enum(opts, CACHE, ("NONE", "PARTIAL", "FULL"), "NONE")
-    legacy_rows = _int(opts, LEGACY_MAX_ROWS, -1)
-    legacy_ttl = _duration(opts, LEGACY_TTL, 10_000)
-    missing_key = _bool(opts, CACHE_MISSING_KEY, _bool(opts, LEGACY_MISSING_KEY, True))
+def _cache(opts: dict[str, str], at: str) -> CacheSpec:
+    kind = CACHE.read(opts, at)
+    legacy_rows = LEGACY_MAX_ROWS.read(opts, at)
+    legacy_ttl = LEGACY_TTL.read(opts, at)
+    missing_key = CACHE_MISSING_KEY.read(opts, at)
     if legacy_rows > 0 and legacy_ttl > 0:
         # Flink: the legacy options build a PARTIAL cache whatever 'lookup.cache' says.
         return CacheSpec(
@@ -276,30 +426,21 @@ def _cache(opts: dict[str, str]) -> CacheSpec:
             expire_after_write_ms=legacy_ttl,
             cache_missing_key=missing_key,
         )
-    if kind != "PARTIAL":
-        stray = [k for k in PARTIAL_KEYS if k in opts]
-        if stray:
+    for other, options in (("PARTIAL", PARTIAL_OPTIONS), ("FULL", FULL_OPTIONS)):
+        stray = [repr(o.key) for o in options if o.key in opts]
+        if kind != other and stray:
             raise ValidationError(
-                f"Option(s) {', '.join(repr(k) for k in stray)} apply to lookup.cache = "
-                f"PARTIAL, but lookup.cache is {kind}. Add .option('lookup.cache', 'PARTIAL') "
-                "or remove them."
-            )
-    if kind != "FULL":
-        stray = [k for k in FULL_KEYS if k in opts]
-        if stray:
-            raise ValidationError(
-                f"Option(s) {', '.join(repr(k) for k in stray)} apply to lookup.cache = FULL, "
-                f"but lookup.cache is {kind}. Add .option('lookup.cache', 'FULL') or remove "
-                "them."
+                f"Option(s) {', '.join(stray)} apply to lookup.cache = {other}, but "
+                f"lookup.cache is {kind}. Add .option('lookup.cache', '{other}') or remove them."
             )
     if kind == "NONE":
         return CacheSpec()
     if kind == "PARTIAL":
-        max_rows = _int(opts, MAX_ROWS, None)
+        max_rows = MAX_ROWS.read(opts, at)
         if max_rows is not None and max_rows <= 0:
             raise ValidationError(f"The value of '{MAX_ROWS}' must be positive, but is {max_rows}.")
-        ew = _duration(opts, EXPIRE_AFTER_WRITE, None)
-        ea = _duration(opts, EXPIRE_AFTER_ACCESS, None)
+        ew = EXPIRE_AFTER_WRITE.read(opts, at)
+        ea = EXPIRE_AFTER_ACCESS.read(opts, at)
         if max_rows is None and not ew and not ea:
             raise ValidationError(
                 f"Missing '{EXPIRE_AFTER_ACCESS}', '{EXPIRE_AFTER_WRITE}' or '{MAX_ROWS}' in "
@@ -314,56 +455,33 @@ def _cache(opts: dict[str, str]) -> CacheSpec:
             expire_after_access_ms=ea or None,
             cache_missing_key=missing_key,
         )
-    strategy = _enum(opts, RELOAD_STRATEGY, ("PERIODIC", "TIMED"), "PERIODIC")
-    mode = _enum(opts, SCHEDULE_MODE, ("FIXED_DELAY", "FIXED_RATE"), "FIXED_DELAY")
-    interval = _duration(opts, PERIODIC_INTERVAL, None)
-    days = _int(opts, TIMED_INTERVAL_DAYS, 1)
-    iso = opts.get(TIMED_ISO_TIME)
-    if strategy == "PERIODIC":
-        if not interval:
-            raise ValidationError(
-                f"Missing '{PERIODIC_INTERVAL}' for the PERIODIC reload of a FULL lookup cache, "
-                "e.g. .option('lookup.full-cache.periodic-reload.interval', '1 h')."
-            )
-    else:
-        if not iso:
-            raise ValidationError(
-                f"Missing '{TIMED_ISO_TIME}' for the TIMED reload of a FULL lookup cache, e.g. "
-                ".option('lookup.full-cache.timed-reload.iso-time', '10:15') (local time; "
-                "'10:15Z' is UTC, '10:15+07:00' UTC+7)."
-            )
-        if not _iso_time_ok(iso):
-            raise ValidationError(
-                f"Could not parse value '{iso}' for key '{TIMED_ISO_TIME}': expected an ISO-8601 "
-                "time such as '10:15', '10:15:30', '10:15Z' or '10:15+07:00'."
-            )
-        if days < 1:
-            raise ValidationError(
-                f"The value of '{TIMED_INTERVAL_DAYS}' must be at least 1, but is {days}."
-            )
+    strategy = RELOAD_STRATEGY.read(opts, at)
+    interval = PERIODIC_INTERVAL.read(opts, at)
+    days = TIMED_INTERVAL_DAYS.read(opts, at)
+    iso = TIMED_ISO_TIME.read(opts, at)
+    if strategy == "PERIODIC" and not interval:
+        raise ValidationError(
+            f"Missing '{PERIODIC_INTERVAL}' for the PERIODIC reload of a FULL lookup cache, "
+            "e.g. .option('lookup.full-cache.periodic-reload.interval', '1 h')."
+        )
+    if strategy == "TIMED" and not iso:
+        raise ValidationError(
+            f"Missing '{TIMED_ISO_TIME}' for the TIMED reload of a FULL lookup cache, e.g. "
+            ".option('lookup.full-cache.timed-reload.iso-time', '10:15') (local time; "
+            "'10:15Z' is UTC, '10:15+07:00' UTC+7)."
+        )
+    if strategy == "TIMED" and days < 1:
+        raise ValidationError(
+            f"The value of '{TIMED_INTERVAL_DAYS}' must be at least 1, but is {days}."
+        )
     return CacheSpec(
         "FULL",
         reload_strategy=strategy,
         reload_interval_ms=interval,
-        schedule_mode=mode,
+        schedule_mode=SCHEDULE_MODE.read(opts, at),
         reload_iso_time=iso,
         reload_interval_days=days,
     )
-
-
-def _iso_time_ok(text: str) -> bool:
-    t = text.strip()
-    if t.endswith(("Z", "z")):
-        t = t[:-1] + "+00:00"
-    try:
-        dt.time.fromisoformat(t)
-    except ValueError:
-        return False
-    return True
-
-
-def _bad(key: str, value: str, expected: str) -> ValidationError:
-    return ValidationError(f"Could not parse value '{value}' for key '{key}' ({expected}).")
 
 
 def _scan_note(unknown: list[str]) -> str:
@@ -376,49 +494,10 @@ def _scan_note(unknown: list[str]) -> str:
     )
 
 
-def _all_or_none(opts: Mapping[str, str], keys: tuple[str, ...]) -> None:
-    present = [k for k in keys if k in opts]
-    if present and len(present) != len(keys):
+def _all_or_none(opts: Mapping[str, str], options: tuple[ConfigOption[Any], ...]) -> None:
+    present = [o for o in options if o.is_set(opts)]
+    if present and len(present) != len(options):
         raise ValidationError(
-            "Either all or none of the following options should be provided:\n" + "\n".join(keys)
+            "Either all or none of the following options should be provided:\n"
+            + "\n".join(str(o) for o in options)
         )
-
-
-def _int(opts: Mapping[str, str], key: str, default: Any) -> Any:
-    if key not in opts:
-        return default
-    value = opts[key].strip()
-    if not re.fullmatch(r"[+-]?\d+", value):
-        raise _bad(key, opts[key], "expected an integer")
-    return int(value)
-
-
-def _bool(opts: Mapping[str, str], key: str, default: bool) -> bool:
-    if key not in opts:
-        return default
-    value = opts[key].strip().lower()
-    if value not in ("true", "false"):
-        raise _bad(key, opts[key], "expected true or false")
-    return value == "true"
-
-
-def _duration(opts: Mapping[str, str], key: str, default: Any) -> Any:
-    if key not in opts:
-        return default
-    try:
-        return parse_duration_ms(opts[key], key)
-    except ValidationError:
-        expected = "expected a duration such as '10 min', '30 s' or '500 ms'"
-        raise _bad(key, opts[key], expected) from None
-
-
-def _enum(opts: Mapping[str, str], key: str, values: tuple[str, ...], default: str) -> str:
-    """Flink's enum options: matched case-insensitively."""
-    if key not in opts:
-        return default
-    value = opts[key].strip()
-    for v in values:
-        if v.lower() == value.lower():
-            return v
-    shown = ", ".join(values)
-    raise _bad(key, opts[key], f"expected one of [{shown}]")

@@ -4,23 +4,9 @@
 "retry-strategy": "fixed_delay", "fixed-delay": "10 ms", "max-attempts": "3",
 "shuffle": "true"})``; see docs/lookup-joins.md 2.1 and 4.1.
 
-=================  ========  ========  =================================================
-option             type      default   meaning
-=================  ========  ========  =================================================
-table              string    required  the lookup table (or its alias)
-async              boolean   (none)    concurrent lookups of a batch's key chunks
-output-mode        enum      ordered   ordered | allow_unordered (output stays ordered)
-capacity           integer   100       at most this many queries in flight (async)
-timeout            duration  3 min     the async lookups of a batch, retries included
-retry-predicate    string    (none)    only 'lookup_miss': retry keys without rows
-retry-strategy     enum      (none)    only 'fixed_delay'
-fixed-delay        duration  (none)    the delay before each retry
-max-attempts       integer   (none)    retries after the first lookup (positive)
-shuffle            boolean   false     hash-partition the input on the lookup keys
-=================  ========  ========  =================================================
-
-The four retry options are all set or none. Unknown option names are refused (Flink
-ignores them).
+Its options are declared in :data:`OPTIONS` (docs/options.md lists them). The four retry
+options are all set or none. Unknown option names are refused (Flink ignores them); a value
+an option cannot take is refused with Flink's text and what the option takes.
 
 Example::
 
@@ -32,41 +18,86 @@ Example::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from server_ext.lookup.spec import RetrySpec
-from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
+from tableapi.options import ConfigOption, ConfigOptions, OptionGroup, OptionValueError
 
-TABLE = "table"
-ASYNC = "async"
-OUTPUT_MODE = "output-mode"
-CAPACITY = "capacity"
-TIMEOUT = "timeout"
-RETRY_PREDICATE = "retry-predicate"
-RETRY_STRATEGY = "retry-strategy"
-FIXED_DELAY = "fixed-delay"
-MAX_ATTEMPTS = "max-attempts"
-SHUFFLE = "shuffle"
-OPTIONS = (
-    TABLE,
-    ASYNC,
-    OUTPUT_MODE,
-    CAPACITY,
-    TIMEOUT,
-    RETRY_PREDICATE,
-    RETRY_STRATEGY,
-    FIXED_DELAY,
-    MAX_ATTEMPTS,
-    SHUFFLE,
+LOOKUP_MISS = "lookup_miss"
+TABLE = (
+    ConfigOptions.key("table")
+    .string_type()
+    .no_default_value()
+    .with_description("The lookup table (or its alias); required.")
+)
+ASYNC = (
+    ConfigOptions.key("async")
+    .boolean_type()
+    .no_default_value()
+    .with_description("Concurrent lookups of a batch's key chunks; unset: synchronous lookups.")
+)
+OUTPUT_MODE = (
+    ConfigOptions.key("output-mode")
+    .enum_type(("ordered", "allow_unordered"))
+    .default_value("ordered")
+    .with_description("Async lookups' output order (allow_unordered: the output stays ordered).")
+)
+CAPACITY = (
+    ConfigOptions.key("capacity")
+    .int_type()
+    .default_value(100)  # table.exec.async-lookup.buffer-capacity
+    .with_description("Async: at most this many queries in flight (positive).")
+)
+TIMEOUT = (
+    ConfigOptions.key("timeout")
+    .duration_type()
+    .default_value(180_000)  # table.exec.async-lookup.timeout
+    .with_description("Async: the time the lookups of a batch take at most, retries included.")
+)
+RETRY_PREDICATE = (
+    ConfigOptions.key("retry-predicate")
+    .string_type()
+    .no_default_value()
+    .with_description(f"Only '{LOOKUP_MISS}': retry the keys without rows.")
+)
+RETRY_STRATEGY = (
+    ConfigOptions.key("retry-strategy")
+    .enum_type(("fixed_delay",))
+    .no_default_value()
+    .with_description("How retries are spaced.")
+)
+FIXED_DELAY = (
+    ConfigOptions.key("fixed-delay")
+    .duration_type()
+    .no_default_value()
+    .with_description("The delay before each retry.")
+)
+MAX_ATTEMPTS = (
+    ConfigOptions.key("max-attempts")
+    .int_type()
+    .no_default_value()
+    .with_description("Retries after the first lookup (positive).")
+)
+SHUFFLE = (
+    ConfigOptions.key("shuffle")
+    .boolean_type()
+    .default_value(False)
+    .with_description("Hash-partition the input on the lookup keys.")
 )
 RETRY_OPTIONS = (RETRY_PREDICATE, RETRY_STRATEGY, FIXED_DELAY, MAX_ATTEMPTS)
-LOOKUP_MISS = "lookup_miss"
-DEFAULT_CAPACITY = 100  # table.exec.async-lookup.buffer-capacity
-DEFAULT_TIMEOUT_MS = 180_000  # table.exec.async-lookup.timeout
+#: The hint's options (FLIP-234, FLIP-462).
+OPTIONS = OptionGroup(
+    "LOOKUP hint",
+    '`table.with_hint("LOOKUP", table="Customers", ...)` or SQL\'s '
+    "`/*+ LOOKUP('table'='Customers', ...) */`; the four retry options are all set or none.",
+    (TABLE, ASYNC, OUTPUT_MODE, CAPACITY, TIMEOUT, *RETRY_OPTIONS, SHUFFLE),
+)
+DEFAULT_CAPACITY: int = CAPACITY.default
+DEFAULT_TIMEOUT_MS: int = TIMEOUT.default
 
 
 @attrs.frozen
@@ -102,99 +133,57 @@ def parse_lookup_hint(options: Mapping[str, str]) -> LookupHint:
         ...     parse_lookup_hint({"table": "D", "async": "yes"})
         ... except ValueError as e:
         ...     print(e)
-        Invalid LOOKUP hint options: Could not parse value 'yes' for key 'async'.
+        Invalid LOOKUP hint options: Could not parse value 'yes' for key 'async': it must be \
+true or false.
     """
     opts = {str(k): str(v) for k, v in options.items()}
-    unknown = sorted(k for k in opts if k not in OPTIONS)
+    unknown = sorted(k for k in opts if k not in OPTIONS.keys())
     if unknown:
         raise ValidationError(
             f"Invalid LOOKUP hint: unknown option(s) {unknown}; the LOOKUP hint takes "
-            f"{list(OPTIONS)}."
+            f"{[str(o) for o in OPTIONS]}."
         )
-    if not opts.get(TABLE):
+    if not TABLE.read(opts):
         raise ValidationError(
             "Invalid LOOKUP hint: incomplete required option(s): "
             "[Key: 'table' , default: null (fallback keys: [])]"
         )
-    async_lookup = _bool(opts, ASYNC)
-    output_mode = _enum(opts, OUTPUT_MODE, ("ordered", "allow_unordered")) or "ordered"
-    capacity = _int(opts, CAPACITY)
-    timeout_ms = _duration(opts, TIMEOUT)
-    predicate = opts.get(RETRY_PREDICATE)
-    strategy = _enum(opts, RETRY_STRATEGY, ("fixed_delay",))
-    fixed_delay_ms = _duration(opts, FIXED_DELAY)
-    max_attempts = _int(opts, MAX_ATTEMPTS)
-    shuffle = _bool(opts, SHUFFLE)
-    given = [k for k in RETRY_OPTIONS if k in opts]
+    given = [o for o in RETRY_OPTIONS if o.is_set(opts)]
+    values = {o: _read(o, opts) for o in OPTIONS}
     if given and len(given) != len(RETRY_OPTIONS):
         raise ValidationError("Invalid LOOKUP hint: retry options can be both null or all not null")
+    predicate = values[RETRY_PREDICATE]
     if predicate is not None and predicate.lower() != LOOKUP_MISS:
         raise ValidationError(
             f"Invalid LOOKUP hint option: unsupported retry-predicate '{predicate}', only "
             f"'{LOOKUP_MISS}' is supported currently"
         )
-    if max_attempts is not None and max_attempts <= 0:
-        raise ValidationError(
-            "Invalid LOOKUP hint option: max-attempts value should be positive integer but "
-            f"was {max_attempts}"
-        )
-    if capacity is not None and capacity <= 0:
-        raise ValidationError(
-            f"Invalid LOOKUP hint option: capacity value should be positive integer but was "
-            f"{capacity}"
-        )
+    for option in (MAX_ATTEMPTS, CAPACITY):
+        if values[option] is not None and values[option] <= 0:
+            raise ValidationError(
+                f"Invalid LOOKUP hint option: {option} value should be positive integer but "
+                f"was {values[option]}"
+            )
     return LookupHint(
-        table=opts[TABLE],
-        async_lookup=async_lookup,
-        output_mode=output_mode,
-        capacity=DEFAULT_CAPACITY if capacity is None else capacity,
-        timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
+        table=values[TABLE],
+        async_lookup=values[ASYNC],
+        output_mode=values[OUTPUT_MODE],
+        capacity=values[CAPACITY],
+        timeout_ms=values[TIMEOUT],
         retry_predicate=LOOKUP_MISS if predicate is not None else None,
-        retry_strategy=strategy,
-        fixed_delay_ms=fixed_delay_ms,
-        max_attempts=max_attempts,
-        shuffle=bool(shuffle),
+        retry_strategy=values[RETRY_STRATEGY],
+        fixed_delay_ms=values[FIXED_DELAY],
+        max_attempts=values[MAX_ATTEMPTS],
+        shuffle=values[SHUFFLE],
     )
 
 
-def _could_not_parse(key: str, value: str) -> ValidationError:
-    return ValidationError(
-        f"Invalid LOOKUP hint options: Could not parse value '{value}' for key '{key}'."
-    )
-
-
-def _bool(opts: Mapping[str, str], key: str) -> bool | None:
-    if key not in opts:
-        return None
-    value = opts[key].strip().lower()
-    if value not in ("true", "false"):
-        raise _could_not_parse(key, opts[key])
-    return value == "true"
-
-
-def _int(opts: Mapping[str, str], key: str) -> int | None:
-    if key not in opts:
-        return None
-    if not re.fullmatch(r"\s*[+-]?\d+\s*", opts[key]):
-        raise _could_not_parse(key, opts[key])
-    return int(opts[key])
-
-
-def _duration(opts: Mapping[str, str], key: str) -> int | None:
-    if key not in opts:
-        return None
+def _read(option: ConfigOption[Any], opts: Mapping[str, str]) -> Any:
+    """An option of the hint, a value its type cannot read refused with Flink's hint text."""
     try:
-        return parse_duration_ms(opts[key], key)
-    except ValidationError:
-        raise _could_not_parse(key, opts[key]) from None
-
-
-def _enum(opts: Mapping[str, str], key: str, values: tuple[str, ...]) -> str | None:
-    """Flink's enum options: matched case-insensitively (``ALLOW_UNORDERED`` works,
-    ``allow-unordered`` does not)."""
-    if key not in opts:
-        return None
-    value = opts[key].strip().lower()
-    if value not in values:
-        raise _could_not_parse(key, opts[key])
-    return value
+        return option.read(opts)
+    except OptionValueError as e:
+        raise ValidationError(
+            f"Invalid LOOKUP hint options: Could not parse value '{e.value}' for key "
+            f"'{e.key}': it must be {e.allowed}."
+        ) from None

@@ -26,8 +26,8 @@ Example::
     >>> validate_print_options({"standard-error": "yes"}, "Out")
     Traceback (most recent call last):
     ...
-    tableapi.errors.ValidationError: Invalid value for option 'standard-error' of table 'Out': \
-could not parse 'yes' as a boolean (true or false).
+    tableapi.options.OptionValueError: Cannot read standard-error 'yes' of table 'Out': it \
+must be true or false.
 """
 
 from __future__ import annotations
@@ -36,13 +36,33 @@ from collections.abc import Mapping
 
 import attrs
 
-from tableapi.connectors.common import SINK_PARALLELISM, check_supported_options, sink_parallelism
-from tableapi.errors import ValidationError
+from tableapi.connectors.common import (
+    CONNECTOR,
+    PROPERTY_VERSION,
+    SINK_PARALLELISM,
+    check_supported_options,
+    sink_parallelism,
+    where,
+)
+from tableapi.options import ConfigOptions, OptionGroup
 
-PRINT_IDENTIFIER = "print-identifier"
-STANDARD_ERROR = "standard-error"
-SUPPORTED_OPTIONS = frozenset(
-    {"connector", "property-version", PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM}
+PRINT_IDENTIFIER = (
+    ConfigOptions.key("print-identifier")
+    .string_type()
+    .no_default_value()
+    .with_description("A prefix of each line: 'id> +I[...]'.")
+)
+STANDARD_ERROR = (
+    ConfigOptions.key("standard-error")
+    .boolean_type()
+    .default_value(False)
+    .with_description("Print to standard error instead of standard output.")
+)
+#: The connector's options.
+OPTIONS = OptionGroup(
+    "Connector 'print'",
+    "A sink whose changes the client prints, one line per change (`+I[...]`).",
+    (CONNECTOR, PROPERTY_VERSION, PRINT_IDENTIFIER, STANDARD_ERROR, SINK_PARALLELISM),
 )
 
 
@@ -72,18 +92,12 @@ def validate_print_options(options: Mapping[str, str], table: str = "") -> Print
     ...
     tableapi.errors.ValidationError: Invalid configured parallelism 0 for table 'Out'.
     """
-    check_supported_options("print", options, SUPPORTED_OPTIONS, table)
-    where = f" of table {table!r}" if table else ""
-    raw = options.get(STANDARD_ERROR, "false")
-    if raw.strip().lower() not in ("true", "false"):
-        raise ValidationError(
-            f"Invalid value for option {STANDARD_ERROR!r}{where}: could not parse {raw!r} as "
-            "a boolean (true or false)."
-        )
-    parallelism = sink_parallelism(options, table)
+    check_supported_options("print", options, OPTIONS.keys(), table)
     return PrintOptions(
-        options.get(PRINT_IDENTIFIER, ""), raw.strip().lower() == "true", parallelism
+        PRINT_IDENTIFIER.read(options) or "",
+        STANDARD_ERROR.read(options, where(table)),
+        sink_parallelism(options, table),
     )
 
 
-__all__ = ["SUPPORTED_OPTIONS", "PrintOptions", "validate_print_options"]
+__all__ = ["OPTIONS", "PrintOptions", "validate_print_options"]

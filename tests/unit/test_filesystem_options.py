@@ -37,7 +37,7 @@ def test_parquet_has_no_parse_mode_and_spark_s_mode_is_not_passed_on() -> None:
 
 def test_a_bad_ignore_parse_errors_value_is_refused() -> None:
     with pytest.raises(
-        ValidationError, match=r"json.ignore-parse-errors must be 'true' or 'false'"
+        ValidationError, match=r"Cannot read json.ignore-parse-errors 'yes': it must be true or"
     ):
         reader(format="json", **{"json.ignore-parse-errors": "yes"})
 
@@ -147,7 +147,10 @@ def test_flink_s_csv_options_become_spark_s_reader_options() -> None:
             {"format": "csv", "csv.quote-character": "'", "csv.disable-quote-character": "true"},
             "Format cannot define a quote character and disabled quote character",
         ),
-        ({"format": "csv", "csv.allow-comments": "yes"}, "csv.allow-comments must be 'true'"),
+        (
+            {"format": "csv", "csv.allow-comments": "yes"},
+            "Cannot read csv.allow-comments 'yes' of table 'T': it must be true or false.",
+        ),
         (
             {"format": "json", "json.fail-on-missing-field": "true"},
             "json.fail-on-missing-field = 'true' is not supported by this product (yet)",

@@ -73,7 +73,9 @@ def test_full_cache_options() -> None:
     check(
         {**LITE, "lookup.cache": "FULL", "lookup.full-cache.reload-strategy": "TIMED",
          "lookup.full-cache.timed-reload.iso-time": "25:99"},
-        "Could not parse value '25:99' for key 'lookup.full-cache.timed-reload.iso-time'",
+        "lookup.full-cache.timed-reload.iso-time of table 'Customers' must be an ISO-8601 time "
+        "such as '10:15', "
+        "'10:15:30', '10:15Z' or '10:15+07:00', got '25:99'.",
     )  # fmt: skip
 
 
@@ -100,21 +102,25 @@ def test_sink_options_flinks_defaults_and_messages() -> None:
           "The value of 'sink.max-retries' option shouldn't be negative, but is -1.")  # fmt: skip
     check({**PG, "sink.buffer-flush.max-rows": "-5"}, "'sink.buffer-flush.max-rows'", "-5")
     check({**PG, "sink.buffer-flush.interval": "soon"},
-          "Could not parse value 'soon' for key 'sink.buffer-flush.interval'")  # fmt: skip
+          "Cannot read sink.buffer-flush.interval 'soon' of table 'Customers': it must be a "
+          "number and a unit")  # fmt: skip
     check({**PG, "sink.parallelism": "0"}, "Invalid configured parallelism 0 for table 'Customers'")
 
 
 def test_bad_values() -> None:
     check({**PG, "lookup.max-retries": "abc"},
-          "Could not parse value 'abc' for key 'lookup.max-retries'")  # fmt: skip
-    check({**PG, "lookup.cache": "LRU"}, "Could not parse value 'LRU' for key 'lookup.cache'",
-          "NONE, PARTIAL, FULL")  # fmt: skip
+          "Cannot read lookup.max-retries 'abc' of table 'Customers': it must be a whole "
+          "number.")  # fmt: skip
+    check({**PG, "lookup.cache": "LRU"},
+          "Cannot read lookup.cache 'LRU' of table 'Customers': it must be one of ['NONE', "
+          "'PARTIAL', 'FULL'] (any case).")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.expire-after-write": "10 minz"},
-          "for key 'lookup.partial-cache.expire-after-write'")  # fmt: skip
+          "Cannot read lookup.partial-cache.expire-after-write '10 minz'")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10",
-           "lookup.partial-cache.cache-missing-key": "yes"}, "'yes'")  # fmt: skip
+           "lookup.partial-cache.cache-missing-key": "yes"},
+          "Cannot read lookup.partial-cache.cache-missing-key 'yes'", "true or false")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "0"}, "positive")
-    check({**PG, "filter.handling.policy": "sometimes"}, "always, never")
+    check({**PG, "filter.handling.policy": "sometimes"}, "one of ['always', 'never']")
 
 
 def test_negative_max_retries_with_flinks_message() -> None:
@@ -148,6 +154,14 @@ def test_deprecated_options_both_or_none() -> None:
     c = o.cache
     assert (c.kind, c.max_rows, c.expire_after_write_ms) == ("PARTIAL", 100, 10_000)
     assert not o.cache.cache_missing_key
+    # The deprecated key is the new option's fallback (the new key wins when both are set).
+    partial = {**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10"}
+    legacy = {**partial, "lookup.cache.caching-missing-key": "false"}
+    assert not validate_jdbc_options(legacy).cache.cache_missing_key
+    both = {**legacy, "lookup.partial-cache.cache-missing-key": "true"}
+    assert validate_jdbc_options(both).cache.cache_missing_key
+    check({**partial, "lookup.cache.caching-missing-key": "no"},
+          "Cannot read lookup.cache.caching-missing-key 'no'")  # fmt: skip
 
 
 def test_urls_and_credentials() -> None:

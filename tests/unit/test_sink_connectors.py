@@ -68,8 +68,14 @@ def test_an_unknown_print_option_is_refused_with_the_known_ones() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"standard-error": "yes"}, r"Invalid value for option 'standard-error' of table 'P'"),
-        ({"sink.parallelism": "two"}, r"Invalid value for option 'sink.parallelism'"),
+        (
+            {"standard-error": "yes"},
+            r"^Cannot read standard-error 'yes' of table 'P': it must be true or false\.$",
+        ),
+        (
+            {"sink.parallelism": "two"},
+            r"^Cannot read sink.parallelism 'two' of table 'P': it must be a whole number\.$",
+        ),
         ({"sink.parallelism": "0"}, r"Invalid configured parallelism 0 for table 'P'\."),
     ],
 )
