@@ -80,6 +80,7 @@ public final class Harness {
     for (JsonNode c : cases) {
       try {
         results.add(c.has("versions") ? versions(c)
+            : c.has("timers") ? TimerCases.run(c)
             : c.has("pairs") ? conditions(c) : c.has("operator") ? runOperator(c) : run(c));
       } catch (RuntimeException e) {
         ObjectNode error = NODES.objectNode();
