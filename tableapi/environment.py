@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tableapi import session
+from tableapi.catalog import CatalogManager, CatalogTable, CatalogView
 from tableapi.config import TableConfig
 from tableapi.connectors import JdbcOptions, SinkOnlyOptions
 from tableapi.descriptor import TableDescriptor
@@ -71,9 +72,7 @@ class TableEnvironment:
         self._master = master
         self._spark: SparkSession | None = None
         self._url: str | None = None
-        self._tables: dict[str, TableDescriptor | Table] = {}
-        self._functions: dict[str, UserFunction] = {}
-        self._temporal_functions: dict[str, TemporalTableFunction] = {}
+        self._catalog = CatalogManager()
         self._server = Server(lambda: self.spark, lambda: session.redacted(self._url or "?"))
         self._executors = {mode: executor_for(mode, self._server, self.config)}
 
@@ -145,83 +144,203 @@ class TableEnvironment:
             self._spark = None
 
     # -- catalog ---------------------------------------------------------------------------------
+    @property
+    def catalog(self) -> CatalogManager:
+        """The tables, views and functions of this environment (:mod:`tableapi.catalog`),
+        which SQL statements and the methods below read and change.
+
+        >>> env.catalog.lookup("Orders").identifier.quoted()
+        '`default_catalog`.`default_database`.`Orders`'
+        """
+        return self._catalog
+
     def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
-        """Register a table backed by a connector.
+        """Register a temporary table backed by a connector (it shadows a permanent table
+        of the same path until dropped with ``drop_temporary_table``).
 
         >>> env = TableEnvironment.create()
         >>> env.create_temporary_table("Orders", TableDescriptor.for_connector("filesystem")
         ...     .schema(Schema.new_builder().column("id", "BIGINT").build())
         ...     .option("path", "/data/orders").option("format", "json").build())
-        >>> env.list_tables()
-        ['Orders']
+        >>> env.list_tables(), env.list_temporary_tables()
+        (['Orders'], ['Orders'])
         """
-        if not isinstance(descriptor, TableDescriptor):
-            raise ValidationError("create_temporary_table() needs a TableDescriptor (.build()).")
-        self._register(path, descriptor)
+        self._catalog.create(path, _catalog_table(descriptor, "create_temporary_table"), True)
+
+    def create_table(
+        self, path: str, descriptor: TableDescriptor, ignore_if_exists: bool = False
+    ) -> None:
+        """Register a permanent table backed by a connector (SQL's ``CREATE TABLE``).
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_table("Out", TableDescriptor.for_connector("blackhole")
+        ...     .schema(Schema.new_builder().column("id", "BIGINT").build()).build())
+        >>> env.list_tables(), env.list_temporary_tables()
+        (['Out'], [])
+        """
+        definition = _catalog_table(descriptor, "create_table")
+        self._catalog.create(path, definition, False, ignore_if_exists)
 
     def create_temporary_view(self, path: str, table: Table) -> None:
-        """Register a table program under a name, for ``from_path``.
+        """Register a table program under a name, for ``from_path`` and SQL, as a temporary
+        view.
 
         >>> env = TableEnvironment.create()
         >>> env.create_temporary_view("Rates", env.from_elements([(1, 2.0)], ["id", "rate"]))
         >>> env.from_path("Rates").column_names
         ('id', 'rate')
         """
-        self._register(path, table)
+        self._catalog.create(path, _catalog_view(table, "create_temporary_view"), True)
 
-    def _register(self, path: str, obj: TableDescriptor | Table) -> None:
-        if path in self._tables:
-            raise ValidationError(
-                f"Table {path!r} exists already; drop it first with drop_temporary_table({path!r})."
-            )
-        self._tables[path] = obj
+    def create_view(self, path: str, table: Table, ignore_if_exists: bool = False) -> None:
+        """Register a table program as a permanent view (SQL's ``CREATE VIEW``).
+
+        >>> env = TableEnvironment.create()
+        >>> env.create_view("Ids", env.from_elements([(1,)], ["id"]))
+        >>> env.list_views(), env.list_temporary_views()
+        (['Ids'], [])
+        """
+        self._catalog.create(path, _catalog_view(table, "create_view"), False, ignore_if_exists)
 
     def drop_temporary_table(self, path: str) -> bool:
-        """Forget a table or view; False when there was none.
+        """Forget a temporary table; False when there was none (a permanent table is
+        dropped with ``drop_table``).
 
         >>> TableEnvironment.create().drop_temporary_table("Nope")
         False
         """
-        return self._tables.pop(path, None) is not None
+        return self._catalog.drop(path, "table", temporary=True, ignore_if_not_exists=True)
 
-    drop_temporary_view = drop_temporary_table
+    def drop_temporary_view(self, path: str) -> bool:
+        """Forget a temporary view; False when there was none.
+
+        >>> scratch = TableEnvironment.create()
+        >>> scratch.create_temporary_view("V", scratch.from_elements([(1,)], ["id"]))
+        >>> scratch.drop_temporary_view("V"), scratch.drop_temporary_view("V")
+        (True, False)
+        """
+        return self._catalog.drop(path, "view", temporary=True, ignore_if_not_exists=True)
+
+    def drop_table(self, path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop a permanent table; False when there was none (an error instead when
+        ``ignore_if_not_exists`` is False). A temporary table of the same path must be
+        dropped first, as in Flink.
+
+        >>> TableEnvironment.create().drop_table("Nope", ignore_if_not_exists=False)
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Table with identifier \
+'default_catalog.default_database.Nope' does not exist. Tables: (none).
+        """
+        return self._catalog.drop(path, "table", False, ignore_if_not_exists)
+
+    def drop_view(self, path: str, ignore_if_not_exists: bool = True) -> bool:
+        """Drop a permanent view; False when there was none.
+
+        >>> TableEnvironment.create().drop_view("Nope")
+        False
+        """
+        return self._catalog.drop(path, "view", False, ignore_if_not_exists)
 
     def list_tables(self) -> list[str]:
-        """The registered tables and views, sorted.
+        """The tables and views of the current database, temporary or not, sorted.
 
         >>> TableEnvironment.create().list_tables()
         []
         """
-        return sorted(self._tables)
+        return self._catalog.list_tables()
 
     def list_views(self) -> list[str]:
-        """The registered views (``create_temporary_view``, ``CREATE VIEW``), sorted.
+        """The views of the current database (``create_view``, ``create_temporary_view``,
+        ``CREATE VIEW``), sorted.
 
         >>> env = TableEnvironment.create()
         >>> env.create_temporary_view("Ids", env.from_elements([(1,)], ["id"]))
         >>> env.list_views()
         ['Ids']
         """
-        return sorted(n for n, t in self._tables.items() if isinstance(t, Table))
+        return self._catalog.list_views()
+
+    def list_temporary_tables(self) -> list[str]:
+        """The temporary tables and views of the current database, sorted.
+
+        >>> TableEnvironment.create().list_temporary_tables()
+        []
+        """
+        return self._catalog.list_temporary_tables()
+
+    def list_temporary_views(self) -> list[str]:
+        """The temporary views of the current database, sorted.
+
+        >>> TableEnvironment.create().list_temporary_views()
+        []
+        """
+        return self._catalog.list_temporary_views()
+
+    def list_catalogs(self) -> list[str]:
+        """The catalogs: the one, ``default_catalog``.
+
+        >>> TableEnvironment.create().list_catalogs()
+        ['default_catalog']
+        """
+        return self._catalog.list_catalogs()
+
+    def list_databases(self) -> list[str]:
+        """The databases of the current catalog: the one, ``default_database``.
+
+        >>> TableEnvironment.create().list_databases()
+        ['default_database']
+        """
+        return self._catalog.list_databases()
+
+    def get_current_catalog(self) -> str:
+        """The catalog a one- or two-part name is in (SQL's ``USE CATALOG``).
+
+        >>> TableEnvironment.create().get_current_catalog()
+        'default_catalog'
+        """
+        return self._catalog.current_catalog
+
+    def get_current_database(self) -> str:
+        """The database a one-part name is in (SQL's ``USE``).
+
+        >>> TableEnvironment.create().get_current_database()
+        'default_database'
+        """
+        return self._catalog.current_database
+
+    def use_catalog(self, name: str) -> None:
+        """Make ``name`` the current catalog (it must exist).
+
+        >>> TableEnvironment.create().use_catalog("default_catalog")
+        """
+        self._catalog.use_catalog(name)
+
+    def use_database(self, name: str) -> None:
+        """Make ``name`` the current database (a database of the current catalog).
+
+        >>> TableEnvironment.create().use_database("default_database")
+        """
+        self._catalog.use_database(name)
 
     def from_path(self, path: str) -> Table:
-        """The table registered as ``path``.
+        """The table or view registered as ``path`` (``T``, ``db.T`` or ``catalog.db.T``;
+        a temporary one before a permanent one).
 
         >>> TableEnvironment.create().from_path("Orders")
         Traceback (most recent call last):
         ...
-        tableapi.errors.ValidationError: Table 'Orders' not found. Registered tables: []. \
-Register it with create_temporary_table().
+        tableapi.errors.ValidationError: Table 'Orders' not found in \
+default_catalog.default_database; tables and views: (none). Create it with CREATE TABLE, \
+create_table() or create_temporary_table().
         """
-        entry = self._tables.get(path)
-        if entry is None:
-            raise ValidationError(
-                f"Table {path!r} not found. Registered tables: {self.list_tables()}. "
-                "Register it with create_temporary_table()."
-            )
-        if isinstance(entry, Table):
-            return entry
-        return Table(Scan(path, _source_of(entry), entry.table_schema), self)
+        found = self._catalog.get(path)
+        if isinstance(found.definition, CatalogView):
+            return found.definition.table
+        descriptor = found.definition.descriptor
+        return Table(
+            Scan(found.identifier.name, _source_of(descriptor), descriptor.table_schema), self
+        )
 
     def from_path_with_options(self, path: str, options: dict[str, str]) -> Table:
         """The connector table ``path`` read with some options changed (SQL's dynamic table
@@ -231,15 +350,18 @@ Register it with create_temporary_table().
         >>> watched.explain().splitlines()[1]
         'LogicalTableScan(table=[[default_catalog, default_database, Orders]])'
         """
-        entry = self.descriptor(path)
+        found = self._catalog.get(path, "table")
+        assert isinstance(found.definition, CatalogTable)
+        entry = found.definition.descriptor
         builder = TableDescriptor.for_connector(entry.connector).schema(entry.table_schema)
         for key, value in {**entry.options, **options}.items():
             builder.option(key, value)
         changed = builder.build()
-        return Table(Scan(path, _source_of(changed), changed.table_schema), self)
+        return Table(Scan(found.identifier.name, _source_of(changed), changed.table_schema), self)
 
     def descriptor(self, path: str) -> TableDescriptor:
-        """The descriptor of a table created with ``create_temporary_table``.
+        """The descriptor of a table with a connector (``create_table``,
+        ``create_temporary_table``, ``CREATE TABLE``).
 
         >>> env = TableEnvironment.create()
         >>> env.create_temporary_table("T", TableDescriptor.for_connector("filesystem")
@@ -248,12 +370,9 @@ Register it with create_temporary_table().
         >>> env.descriptor("T").format
         'csv'
         """
-        entry = self._tables.get(path)
-        if not isinstance(entry, TableDescriptor):
-            raise ValidationError(
-                f"{path!r} is not a table with a connector. Tables: {self.list_tables()}."
-            )
-        return entry
+        definition = self._catalog.get(path, "table").definition
+        assert isinstance(definition, CatalogTable)
+        return definition.descriptor
 
     def from_elements(
         self,
@@ -297,41 +416,71 @@ Register it with create_temporary_table().
         )
         return Table(Scan(name or f"Spark${next(_anonymous)}", SparkSource(dataframe), row), self)
 
-    def create_temporary_function(
+    def create_temporary_system_function(
         self, name: str, function: UserFunction | TemporalTableFunction
     ) -> None:
-        """Register a function for ``call(name, ...)``: ``udf(f, result_type="INT")``, or a
-        temporal table function for ``join_lateral``.
+        """Register a temporary system function for ``call(name, ...)`` and SQL: a bare
+        name, found before a catalog function of that name. ``function`` is
+        ``udf(f, result_type="INT")``, or a temporal table function for ``join_lateral``.
 
         >>> from tableapi import call, col, udf
         >>> env = TableEnvironment.create()
-        >>> env.create_temporary_function("twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> twice = udf(lambda x: 2 * x, result_type="BIGINT")
+        >>> env.create_temporary_system_function("twice", twice)
         >>> t = env.from_elements([(1,)], ["a"])
         >>> t.select(call("twice", col("a")).alias("b")).row_type
         RowType(b BIGINT)
         """
-        if isinstance(function, TemporalTableFunction):
-            self._temporal_functions[name.lower()] = function
-            return
-        if not isinstance(function, UserFunction):
-            raise ValidationError(
-                "create_temporary_function() takes udf(python_function, result_type=...) or "
-                "table.create_temporal_table_function(time_attribute, primary_key)."
-            )
-        self._functions[name.lower()] = function
+        self._catalog.create_temporary_system_function(name, _function(function))
 
-    create_temporary_system_function = create_temporary_function
-
-    def function_names(self) -> list[str]:
-        """The registered functions (scalar and temporal table functions), lower case, sorted.
+    def create_temporary_function(
+        self, path: str, function: UserFunction | TemporalTableFunction
+    ) -> None:
+        """Register a temporary catalog function: ``path`` names it in a database (the
+        current one unless qualified), as Flink's ``createTemporaryFunction``.
 
         >>> from tableapi import udf
         >>> env = TableEnvironment.create()
         >>> env.create_temporary_function("Twice", udf(lambda x: 2 * x, result_type="BIGINT"))
-        >>> env.function_names()
+        >>> env.create_temporary_function("twice", udf(lambda x: x, result_type="BIGINT"))
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Could not register temporary catalog function. A \
+function 'default_catalog.default_database.twice' does already exist: \
+drop_temporary_function('twice') first.
+        """
+        self._catalog.create_temporary_function(path, _function(function))
+
+    def drop_temporary_system_function(self, name: str) -> bool:
+        """Forget a temporary system function; False when there was none.
+
+        >>> TableEnvironment.create().drop_temporary_system_function("nope")
+        False
+        """
+        return self._catalog.drop_temporary_system_function(name)
+
+    def drop_temporary_function(self, path: str) -> bool:
+        """Forget a temporary catalog function; False when there was none.
+
+        >>> from tableapi import udf
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_function("twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> env.drop_temporary_function("Twice"), env.drop_temporary_function("twice")
+        (True, False)
+        """
+        return self._catalog.drop_temporary_function(path)
+
+    def list_user_defined_functions(self) -> list[str]:
+        """The user functions (scalar and temporal table functions) callable by a bare name
+        here, lower case, sorted.
+
+        >>> from tableapi import udf
+        >>> env = TableEnvironment.create()
+        >>> env.create_temporary_function("Twice", udf(lambda x: 2 * x, result_type="BIGINT"))
+        >>> env.list_user_defined_functions()
         ['twice']
         """
-        return sorted({*self._functions, *self._temporal_functions})
+        return self._catalog.list_user_defined_functions()
 
     # -- SQL --------------------------------------------------------------------------------------
     def execute_sql(self, statement: str) -> TableResult:
@@ -386,9 +535,9 @@ Register it with create_temporary_table().
 
         def fix(e: Expression) -> Expression | None:
             if isinstance(e, UnresolvedCall):
-                fn = self._functions.get(e.name.lower())
-                if fn is None:
-                    raise unknown_function(e.name, list(self._functions))
+                fn = self._catalog.function(e.name)
+                if not isinstance(fn, UserFunction):
+                    raise unknown_function(e.name, self._scalar_function_names())
                 return fn(*e.args)
             return None
 
@@ -402,7 +551,8 @@ Register it with create_temporary_table().
         >>> env.temporal_function("ratesat").primary_key, env.temporal_function("nope")
         (('r_currency',), None)
         """
-        return self._temporal_functions.get(name.lower())
+        fn = self._catalog.function(name)
+        return fn if isinstance(fn, TemporalTableFunction) else None
 
     def temporal_function_names(self) -> list[str]:
         """The registered temporal table functions' names, lower case, sorted.
@@ -412,7 +562,12 @@ Register it with create_temporary_table().
         >>> env.temporal_function_names()
         ['ratesat']
         """
-        return sorted(self._temporal_functions)
+        names = self._catalog.list_user_defined_functions()
+        return [n for n in names if self.temporal_function(n) is not None]
+
+    def _scalar_function_names(self) -> list[str]:
+        names = self._catalog.list_user_defined_functions()
+        return [n for n in names if self.temporal_function(n) is None]
 
     def optimize(self, plan: PlanNode) -> OptimizedPlan:
         """The rules applied to ``plan`` with this environment's options (what
@@ -455,6 +610,27 @@ Register it with create_temporary_table().
         if mode not in self._executors:
             self._executors[mode] = executor_for(mode, self._server, self.config)
         return self._executors[mode]
+
+
+def _catalog_table(descriptor: TableDescriptor, method: str) -> CatalogTable:
+    if not isinstance(descriptor, TableDescriptor):
+        raise ValidationError(f"{method}() needs a TableDescriptor (.build()).")
+    return CatalogTable(descriptor)
+
+
+def _catalog_view(table: Table, method: str) -> CatalogView:
+    if not isinstance(table, Table):
+        raise ValidationError(f"{method}() takes a Table: env.from_path(..), env.sql_query(..).")
+    return CatalogView(table)
+
+
+def _function(function: object) -> UserFunction | TemporalTableFunction:
+    if not isinstance(function, UserFunction | TemporalTableFunction):
+        raise ValidationError(
+            "create_temporary_function() takes udf(python_function, result_type=...) or "
+            "table.create_temporal_table_function(time_attribute, primary_key)."
+        )
+    return function
 
 
 def _source_of(descriptor: TableDescriptor) -> Source:

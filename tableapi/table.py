@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from tableapi.catalog import qualified
 from tableapi.connectors import BlackholeOptions, JdbcOptions, PrintOptions
 from tableapi.connectors.lookup_hint import parse_lookup_hint
 from tableapi.durations import parse_duration_ms
@@ -793,7 +794,7 @@ column's type.
             "Select the sink's physical columns, in its order (computed columns are not "
             "written), or name the columns written: INSERT INTO t (a, b) SELECT .."
         )
-    path = table_path if "." in table_path else f"default_catalog.default_database.{table_path}"
+    path = qualified(table_path)
 
     def schema(row: RowType) -> str:
         return "[" + ", ".join(f"{f.name}: {f.type}" for f in row) + "]"

@@ -37,6 +37,7 @@ from typing import Any
 
 import attrs
 
+from tableapi.catalog import qualified
 from tableapi.connectors.lookup_hint import LookupHint, parse_lookup_hint
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Cast, Column, Expression, Literal, and_, conjuncts
@@ -161,7 +162,7 @@ class LookupJoin(UnaryNode):
     @property
     def qualified_name(self) -> str:
         """The table as Flink names it in messages and plans."""
-        return f"default_catalog.default_database.{self.table_name}"
+        return str(qualified(self.table_name))
 
     @property
     def source(self) -> JdbcSource:

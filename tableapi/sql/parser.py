@@ -33,6 +33,7 @@ from typing import NoReturn, TypeVar
 
 import attrs
 
+from tableapi.catalog import DEFAULT_CATALOG, DEFAULT_DATABASE
 from tableapi.errors import SqlParserError
 from tableapi.sql.syntax import (
     Between,
@@ -79,6 +80,7 @@ from tableapi.sql.syntax import (
     SubqueryRef,
     TableRef,
     Unary,
+    Use,
     Values,
     WatermarkDef,
 )
@@ -94,7 +96,7 @@ RESERVED = frozenset(
 )
 # Statements Flink has and the product does not: refused by name.
 _REFUSED_STATEMENTS = frozenset(
-    ("ALTER", "USE", "LOAD", "UNLOAD", "ANALYZE", "TRUNCATE", "DELETE", "UPDATE", "CALL")
+    ("ALTER", "LOAD", "UNLOAD", "ANALYZE", "TRUNCATE", "DELETE", "UPDATE", "CALL")
 )
 # Reserved words that are also function names: LEFT(s, n)...
 _RESERVED_FUNCTIONS = frozenset(("LEFT", "RIGHT"))
@@ -412,6 +414,11 @@ class Parser:
             return self.drop(start)
         if self.accept_kw("SHOW"):
             return self.show(start)
+        if self.accept_kw("USE"):
+            if self.at_kw("MODULES"):
+                self.refuse(start, "USE MODULES")
+            catalog = bool(self.accept_kw("CATALOG"))
+            return Use(self.compound_name(), catalog, self.span_from(start))
         if self.accept_kw("DESCRIBE", "DESC"):
             self.accept_kw("EXTENDED")
             return Describe(self.compound_name(), self.span_from(start))
@@ -502,7 +509,8 @@ class Parser:
                 advice = (
                     "Register a Python function with env.create_temporary_function(name, udf(...))."
                     if word in ("FUNCTION", "SYSTEM")
-                    else "This product has one catalog, default_catalog.default_database."
+                    else f"This product has one catalog and database, {DEFAULT_CATALOG}."
+                    f"{DEFAULT_DATABASE}."
                 )
                 self.refuse(start, f"CREATE {word}", advice)
         self.fail()
@@ -709,11 +717,15 @@ class Parser:
 
     def drop(self, start: int) -> Drop:
         temporary = bool(self.accept_kw("TEMPORARY"))
-        if not self.at_kw("TABLE", "VIEW"):
-            if self.at_kw("FUNCTION", "SYSTEM", "CATALOG", "DATABASE", "MODEL"):
+        if temporary and self.accept_kw("SYSTEM"):
+            self.expect_kw("FUNCTION")
+            what = "SYSTEM FUNCTION"
+        elif self.at_kw("TABLE", "VIEW", "FUNCTION"):
+            what = self.advance().upper
+        else:
+            if self.at_kw("SYSTEM", "CATALOG", "DATABASE", "MODEL"):
                 self.refuse(start, f"DROP {self.tok.upper}")
             self.fail()
-        what = self.advance().upper
         if_exists = self.if_exists()
         return Drop(what, self.compound_name(), temporary, if_exists, self.span_from(start))
 
@@ -721,14 +733,20 @@ class Parser:
         if self.accept_kw("CREATE"):
             what = self.expect_kw("TABLE", "VIEW").upper
             return Show(f"CREATE {what}", self.compound_name(), self.span_from(start))
-        self.accept_kw("USER")
-        if self.at_kw("TABLES", "VIEWS", "FUNCTIONS"):
+        if self.accept_kw("USER"):
+            self.expect_kw("FUNCTIONS")
+            return Show("USER FUNCTIONS", (), self.span_from(start))
+        if self.accept_kw("CURRENT"):
+            what = self.expect_kw("CATALOG", "DATABASE").upper
+            return Show(f"CURRENT {what}", (), self.span_from(start))
+        if self.at_kw("TABLES", "VIEWS", "FUNCTIONS", "CATALOGS", "DATABASES"):
             return Show(self.advance().upper, (), self.span_from(start))
         if self.tok.kind == "ident":
             self.refuse(
                 start,
                 f"SHOW {self.tok.upper}",
-                "SHOW TABLES, VIEWS, FUNCTIONS and CREATE TABLE|VIEW are.",
+                "SHOW TABLES, VIEWS, [USER] FUNCTIONS, CATALOGS, DATABASES, CURRENT CATALOG|"
+                "DATABASE and CREATE TABLE|VIEW are.",
             )
         self.fail()
 

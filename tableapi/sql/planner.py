@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from tableapi import functions
+from tableapi.catalog import ObjectIdentifier
 from tableapi.errors import SqlParserError, SqlValidationError, ValidationError
 from tableapi.expressions import (
     Call,
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
 #: Join hints a SQL query may give (Flink's and, as in the Table API, Spark's spellings).
 _JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_REPLICATE_NL")
 _HINTS = (*_JOIN_HINTS, "STATE_TTL", "LOOKUP", "OPTIONS")
-_DEFAULT_PATH = ("default_catalog", "default_database")
 _WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
 _INTERVAL_FIELDS = {
     "DAY": "days",
@@ -549,29 +549,34 @@ class SqlPlanner:
         return self.join(item, outer, conjuncts, consumed)
 
     def table_ref(self, ref: S.TableRef) -> Source:
-        name = self.table_name(ref.name, ref.span)
         table = None
-        for ctes in reversed(self._ctes):
-            if name in ctes:
-                table = ctes[name]
-                break
+        if len(ref.name) == 1:
+            for ctes in reversed(self._ctes):
+                if ref.name[0] in ctes:
+                    table = ctes[ref.name[0]]
+                    break
+        name = ref.name[-1]
         catalog_table = None
         if table is None:
-            tables = self.catalog.list_tables()
-            if name not in tables:
+            found = self.catalog.catalog.lookup(ref.name)
+            if found is None:
+                tables = self.catalog.list_tables()
                 similar = [t for t in tables if t.lower() == name.lower()]
                 similar = similar or difflib.get_close_matches(name, tables, n=1)
                 hint = f" Did you mean '{similar[0]}'?" if similar else ""
                 raise self.error(
-                    ref.span, f"Object '{name}' not found. Tables and views: {tables}.{hint}"
+                    ref.span,
+                    f"Object '{'.'.join(ref.name)}' not found in {_current(self.catalog)}. "
+                    f"Tables and views: {tables}.{hint}",
                 )
+            path = found.identifier.quoted()
             with self.at(ref.span):
                 options = [o for h in ref.hints for o in self.table_hint(h, name)]
                 if options:
-                    table = self.catalog.from_path_with_options(name, dict(options))
+                    table = self.catalog.from_path_with_options(path, dict(options))
                 else:
-                    table = self.catalog.from_path(name)
-            if name not in self.catalog.list_views():
+                    table = self.catalog.from_path(path)
+            if found.kind == "table":
                 catalog_table = name
         elif ref.hints:
             raise self.error(
@@ -593,17 +598,12 @@ class SqlPlanner:
             raise ValidationError("OPTIONS takes 'key' = 'value' pairs: OPTIONS('k' = 'v').")
         return h.options
 
-    def table_name(self, parts: tuple[str, ...], span: S.Span) -> str:
-        """A table's name; ``default_catalog.default_database.T`` is ``T``."""
-        if len(parts) == 1:
-            return parts[0]
-        if len(parts) <= 3 and parts[:-1] == _DEFAULT_PATH[3 - len(parts) :]:
-            return parts[-1]
-        raise self.error(
-            span,
-            f"Object '{'.'.join(parts)}' not found: this product has one "
-            "catalog and database, default_catalog.default_database.",
-        )
+    def identifier(self, parts: tuple[str, ...], span: S.Span) -> ObjectIdentifier:
+        """A table's name completed with the current catalog and database (``T`` is
+        ``default_catalog.default_database.T``); an unknown catalog or database is an error
+        at ``span``."""
+        with self.at(span):
+            return self.catalog.catalog.qualify(parts)
 
     def rename_all(self, table: Table, names: tuple[str, ...], span: S.Span) -> Table:
         """``AS t(a, b)``: rename every column by position."""
@@ -856,9 +856,9 @@ class SqlPlanner:
                     f"Qualified column '{name}' in {self.text!r}: refer to columns by name only.",
                 )
             return col(parts[0])
-        if len(parts) > 2:
-            table_parts = parts[:-1]
-            if table_parts[:-1] == _DEFAULT_PATH[3 - len(table_parts) :]:
+        if len(parts) > 2:  # catalog.db.T.column: T.column when T is in the current database
+            here = tuple(_current(self.env).split(".")) if self.env else ()
+            if parts[:-2] == here[4 - len(parts) :]:
                 parts = parts[-2:]
         if len(parts) == 1:
             found = [
@@ -1080,7 +1080,7 @@ class _ExprBuilder:
                 "Aggregate with GROUP BY over columns (a regular streaming aggregation).",
             )
         env = self.p.env
-        registered = env.function_names() if env is not None else []
+        registered = env.list_user_defined_functions() if env is not None else []
         if functions.unsupported_builtin(name) and name.lower() not in registered:
             # before its arguments: TIMESTAMPDIFF(MINUTE, ..)'s unit is no column
             raise p.error(e.span, str(functions.unknown_function(e.name)))
@@ -1320,3 +1320,8 @@ def _in_scope(name: str, scope: Scope) -> str:
 
 def _last(parts: tuple[str, ...]) -> str:
     return parts[-1]
+
+
+def _current(env: TableEnvironment) -> str:
+    """The current catalog and database, ``catalog.database``."""
+    return f"{env.get_current_catalog()}.{env.get_current_database()}"

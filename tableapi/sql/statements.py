@@ -30,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tableapi.catalog import CatalogTable, CatalogView, Kind, ObjectIdentifier
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import SqlValidationError, ValidationError
 from tableapi.execution.printing import sql_client_tableau
-from tableapi.expressions import col, lit
+from tableapi.expressions import Call, Cast, Column, Expression, col, lit
 from tableapi.functions import FUNCTIONS
 from tableapi.result import CollectedRows, Row, RowKind, StreamingTableResult, TableResult
 from tableapi.schema import ComputedColumn, Schema
@@ -97,10 +98,8 @@ class StatementSetResult(TableResult):
     """The result of a statement set: its inserts, run together; ``wait()`` waits for all,
     ``cancel()`` stops all."""
 
-    def __init__(self, results: Sequence[TableResult], sinks: Sequence[str]) -> None:
-        fields = tuple(
-            Field(f"default_catalog.default_database.{s}", DataType("BIGINT")) for s in sinks
-        )
+    def __init__(self, results: Sequence[TableResult], sinks: Sequence[ObjectIdentifier]) -> None:
+        fields = tuple(Field(str(s), DataType("BIGINT")) for s in sinks)
         super().__init__(None, RowType(fields))
         self.results = list(results)
 
@@ -134,8 +133,8 @@ class _Runner:
     def error(self, span: S.Span, message: str) -> SqlValidationError:
         return self.planner.error(span, message)
 
-    def name(self, parts: tuple[str, ...], span: S.Span) -> str:
-        return self.planner.table_name(parts, span)
+    def identifier(self, parts: tuple[str, ...], span: S.Span) -> ObjectIdentifier:
+        return self.planner.identifier(parts, span)
 
     def run(self, stmt: S.Statement) -> TableResult:
         env = self.env
@@ -150,19 +149,12 @@ class _Runner:
             return self.insert(stmt)()
         if isinstance(stmt, S.StatementSet):
             runs = [self.insert(i) for i in stmt.inserts]  # all planned before any runs
-            sinks = [self.name(i.table, i.span) for i in stmt.inserts]
+            sinks = [self.identifier(i.table, i.span) for i in stmt.inserts]
             return StatementSetResult([run() for run in runs], sinks)
         if isinstance(stmt, S.CreateTable):
             return self.create_table(stmt)
         if isinstance(stmt, S.CreateView):
-            name = self.name(stmt.name, stmt.span)
-            if self.exists(name, stmt.if_not_exists, stmt.span, "CreateView"):
-                return _ok()
-            table = self.planner.query(stmt.query)
-            if stmt.column_aliases:
-                table = self.planner.rename_all(table, stmt.column_aliases, stmt.span)
-            env.create_temporary_view(name, table)
-            return _ok()
+            return self.create_view(stmt)
         if isinstance(stmt, S.Drop):
             return self.drop(stmt)
         if isinstance(stmt, S.Show):
@@ -180,6 +172,10 @@ class _Runner:
             with self.planner.at(stmt.span):
                 env.config.set(stmt.key, stmt.value)
             return _ok()
+        if isinstance(stmt, S.Use):
+            with self.planner.at(stmt.span):
+                self.use(stmt)
+            return _ok()
         if isinstance(stmt, S.ResetOption):
             env.config.reset(stmt.key)
             return _ok()
@@ -188,14 +184,15 @@ class _Runner:
     # -- INSERT -----------------------------------------------------------------------------
     def insert(self, stmt: S.Insert) -> Any:
         """Plan an INSERT; returns the call that runs it (``execute_insert``)."""
-        name = self.name(stmt.table, stmt.span)
-        if name not in self.env.list_tables():
+        identifier = self.identifier(stmt.table, stmt.span)
+        found = self.env.catalog.lookup(identifier.parts)
+        if found is None:
             raise self.error(
                 stmt.span,
-                f"Table `default_catalog`.`default_database`.`{name}` "
-                f"does not exist. Tables: {self.env.list_tables()}.",
+                f"Table {identifier.quoted()} does not exist. Tables: {self.env.list_tables()}.",
             )
-        if name in self.env.list_views():
+        name = identifier.name
+        if found.kind == "view":
             raise self.error(
                 stmt.span, f"'{name}' is a view: INSERT INTO a table with a connector."
             )
@@ -239,24 +236,28 @@ class _Runner:
             return table.select(*fields)
 
     # -- DDL --------------------------------------------------------------------------------
-    def exists(self, name: str, if_not_exists: bool, span: S.Span, what: str) -> bool:
-        """Whether a table or view ``name`` exists already (with IF NOT EXISTS: nothing to
-        do; without: Flink's error)."""
-        if name not in self.env.list_tables():
+    def exists(
+        self, identifier: ObjectIdentifier, stmt: S.CreateTable | S.CreateView, what: str
+    ) -> bool:
+        """Whether a temporary (or a permanent) table or view of that identifier exists
+        already, as the statement would create (with IF NOT EXISTS: nothing to do; without:
+        Flink's error). A temporary object may shadow a permanent one and the other way."""
+        found = self.env.catalog.lookup(identifier.parts, temporary=stmt.temporary)
+        if found is None:
             return False
-        if if_not_exists:
+        if stmt.if_not_exists:
             return True
+        kind = f"{'temporary ' if found.temporary else ''}{found.kind}"
         raise self.error(
-            span,
-            f"Could not execute {what} in path `default_catalog`.`default_database`.`{name}`: "
-            "a table or view of that name exists already; DROP it first or write IF NOT "
+            stmt.span,
+            f"Could not execute {what} in path {identifier.quoted()}: a {kind} of that name "
+            f"exists already; DROP {kind.upper()} {identifier.name} first or write IF NOT "
             "EXISTS.",
         )
 
     def create_table(self, stmt: S.CreateTable) -> TableResult:
-        env = self.env
-        name = self.name(stmt.name, stmt.span)
-        if self.exists(name, stmt.if_not_exists, stmt.span, "CreateTable"):
+        identifier = self.identifier(stmt.name, stmt.span)
+        if self.exists(identifier, stmt, "CreateTable"):
             return _ok()
         if stmt.like is not None:
             raise self.planner.refuse(stmt.span, "CREATE TABLE ... LIKE")
@@ -272,11 +273,31 @@ class _Runner:
                 "= 'filesystem', ...).",
             )
         if stmt.as_query is not None:
-            return self.create_table_as(stmt, name, connector, options)
+            return self.create_table_as(stmt, identifier, connector, options)
         schema = self.schema(stmt)
         descriptor = self.descriptor(stmt, connector, schema, options)
-        env.create_temporary_table(name, descriptor)
+        self.register(stmt, identifier, CatalogTable(descriptor, stmt.comment))
         return _ok()
+
+    def create_view(self, stmt: S.CreateView) -> TableResult:
+        identifier = self.identifier(stmt.name, stmt.span)
+        if self.exists(identifier, stmt, "CreateView"):
+            return _ok()
+        table = self.planner.query(stmt.query)
+        if stmt.column_aliases:
+            table = self.planner.rename_all(table, stmt.column_aliases, stmt.span)
+        query = self.text[stmt.query.span.start : stmt.query.span.end]
+        self.register(stmt, identifier, CatalogView(table, query))
+        return _ok()
+
+    def register(
+        self,
+        stmt: S.CreateTable | S.CreateView,
+        identifier: ObjectIdentifier,
+        definition: CatalogTable | CatalogView,
+    ) -> None:
+        with self.planner.at(stmt.span):
+            self.env.catalog.create(identifier.parts, definition, stmt.temporary)
 
     def schema(self, stmt: S.CreateTable) -> Schema:
         builder = Schema.new_builder()
@@ -334,7 +355,11 @@ class _Runner:
             raise self.error(span, message) from None
 
     def create_table_as(
-        self, stmt: S.CreateTable, name: str, connector: str, options: dict[str, str]
+        self,
+        stmt: S.CreateTable,
+        identifier: ObjectIdentifier,
+        connector: str,
+        options: dict[str, str],
     ) -> TableResult:
         """``CREATE TABLE t WITH (..) AS SELECT ..``: a table of the query's columns, then
         the query inserted into it."""
@@ -348,29 +373,64 @@ class _Runner:
         descriptor = self.descriptor(stmt, connector, schema, options)
         with self.planner.at(stmt.span):
             table.explain()
-        self.env.create_temporary_table(name, descriptor)
+        self.register(stmt, identifier, CatalogTable(descriptor, stmt.comment))
         with self.planner.at(stmt.span):
-            return table.execute_insert(name)
+            return table.execute_insert(identifier.quoted())
 
     def drop(self, stmt: S.Drop) -> TableResult:
-        env = self.env
-        name = self.name(stmt.name, stmt.span)
-        is_view = name in env.list_views()
-        if name not in env.list_tables():
+        """``DROP [TEMPORARY] TABLE|VIEW``: the temporary or the permanent object, as
+        written (Flink's rules: ``DROP TABLE`` of a name a temporary table shadows is
+        refused until ``DROP TEMPORARY TABLE``)."""
+        if stmt.what.endswith("FUNCTION"):
+            return self.drop_function(stmt)
+        parts = self.identifier(stmt.name, stmt.span).parts
+        kind: Kind = "table" if stmt.what == "TABLE" else "view"
+        with self.planner.at(stmt.span):
+            self.env.catalog.drop(parts, kind, stmt.temporary, stmt.if_exists)
+        return _ok()
+
+    def drop_function(self, stmt: S.Drop) -> TableResult:
+        """``DROP TEMPORARY [SYSTEM] FUNCTION``; ``DROP FUNCTION`` (a catalog function: the
+        product has none) with Flink's messages."""
+        catalog = self.env.catalog
+        if stmt.what == "SYSTEM FUNCTION":
+            if len(stmt.name) != 1:
+                raise self.error(stmt.span, "A system function has a bare name, no catalog.")
+            if catalog.drop_temporary_system_function(stmt.name[0]) or stmt.if_exists:
+                return _ok()
+            problem = (
+                "Could not drop temporary system function. A function named "
+                f"'{stmt.name[0]}' doesn't exist."
+            )
+        else:
+            identifier = self.identifier(stmt.name, stmt.span)
+            if stmt.temporary and catalog.drop_temporary_function(identifier.quoted()):
+                return _ok()
             if stmt.if_exists:
                 return _ok()
-            what = "Table" if stmt.what == "TABLE" else "View"
-            raise self.error(
-                stmt.span,
-                f"{what} with identifier 'default_catalog.default_database.{name}' does not exist.",
+            problem = (
+                f"Temporary catalog function {identifier.quoted()} doesn't exist."
+                if stmt.temporary
+                else f"Function {identifier.database}.{identifier.name} does not exist in "
+                f"Catalog {identifier.catalog} (the product's functions are temporary)."
             )
-        if is_view != (stmt.what == "VIEW"):
-            kind = "a view" if is_view else "a table"
-            raise self.error(
-                stmt.span, f"'{name}' is {kind}: use DROP {'VIEW' if is_view else 'TABLE'} {name}."
-            )
-        env.drop_temporary_table(name)
-        return _ok()
+        names = ", ".join(catalog.list_user_defined_functions()) or "(none)"
+        raise self.error(stmt.span, f"{problem} User functions: {names}.")
+
+    def use(self, stmt: S.Use) -> None:
+        """``USE CATALOG c``, ``USE db``, ``USE c.db``."""
+        catalog = self.env.catalog
+        if stmt.catalog:
+            if len(stmt.name) != 1:
+                raise ValidationError("USE CATALOG takes a catalog's name: USE CATALOG c.")
+            catalog.use_catalog(stmt.name[0])
+        elif len(stmt.name) == 2:
+            catalog.use_catalog(stmt.name[0])
+            catalog.use_database(stmt.name[1])
+        elif len(stmt.name) == 1:
+            catalog.use_database(stmt.name[0])
+        else:
+            raise ValidationError("USE takes a database: USE db or USE catalog.db.")
 
     # -- SHOW, DESCRIBE, EXPLAIN ----------------------------------------------------------------
     def show(self, stmt: S.Show) -> TableResult:
@@ -383,61 +443,80 @@ class _Runner:
             return LocalTableResult(
                 RowType.of(("view name", _STRING)), [(t,) for t in env.list_views()]
             )
+        listed = {
+            "CATALOGS": ("catalog name", env.list_catalogs()),
+            "DATABASES": ("database name", env.list_databases()),
+            "CURRENT CATALOG": ("current catalog name", [env.get_current_catalog()]),
+            "CURRENT DATABASE": ("current database name", [env.get_current_database()]),
+            "USER FUNCTIONS": ("function name", env.list_user_defined_functions()),
+        }
+        if stmt.what in listed:
+            column, names = listed[stmt.what]
+            return LocalTableResult(RowType.of((column, _STRING)), [(n,) for n in names])
         if stmt.what == "FUNCTIONS":
             builtin = {n for n, f in FUNCTIONS.items() if f.infix is None} - _NOT_SQL_FUNCTIONS
             names = sorted(
-                {n for n in builtin if not n.endswith("_distinct")} | set(env.function_names())
+                {n for n in builtin if not n.endswith("_distinct")}
+                | set(env.list_user_defined_functions())
             )
             return LocalTableResult(RowType.of(("function name", _STRING)), [(n,) for n in names])
-        name = self.name(stmt.name, stmt.span)
+        identifier = self.identifier(stmt.name, stmt.span)
         return LocalTableResult(
-            RowType.of(("result", _STRING)), [(self.show_create(stmt, name),)], raw=True
+            RowType.of(("result", _STRING)), [(self.show_create(stmt, identifier),)], raw=True
         )
 
-    def show_create(self, stmt: S.Show, name: str) -> str:
-        env = self.env
-        if name not in env.list_tables():
+    def show_create(self, stmt: S.Show, identifier: ObjectIdentifier) -> str:
+        """``SHOW CREATE TABLE|VIEW``: the DDL as Flink 2.3 prints it (TEMPORARY only for a
+        temporary object; a view's query as written, where Flink prints it expanded)."""
+        found = self.env.catalog.lookup(identifier.parts)
+        kind = stmt.what.split()[1]
+        if found is None:
+            existing = self.env.list_views() if kind == "VIEW" else self.env.list_tables()
             raise self.error(
                 stmt.span,
-                f"Could not execute SHOW {stmt.what.split()[1]}. "
-                f"Table or view with identifier "
-                f"'default_catalog.default_database.{name}' doesn't exist.",
+                f"Could not execute SHOW CREATE {kind}. {kind.capitalize()} with identifier "
+                f"{identifier.quoted()} does not exist. {kind.capitalize()}s: "
+                f"{', '.join(existing) or '(none)'}.",
             )
-        if name in env.list_views():
-            if stmt.what != "CREATE VIEW":
-                raise self.error(stmt.span, f"'{name}' is a view: SHOW CREATE VIEW {name}.")
-            raise self.planner.refuse(
-                stmt.span, "SHOW CREATE VIEW of a view defined by a Table API program"
+        if found.kind.upper() != kind:
+            other = found.kind.upper()
+            raise self.error(
+                stmt.span,
+                f"SHOW CREATE {kind} is only supported for {kind.lower()}s, but "
+                f"{identifier.quoted()} is a {found.kind}. Please use SHOW CREATE {other} "
+                "instead.",
             )
-        if stmt.what != "CREATE TABLE":
-            raise self.error(stmt.span, f"'{name}' is a table: SHOW CREATE TABLE {name}.")
-        d = env.descriptor(name)
-        options = ",\n".join(
-            f"  '{k}' = '{v}'" for k, v in {"connector": d.connector, **d.options}.items()
-        )
-        body = str(d.table_schema)[1:-1].strip("\n")
-        return (
-            f"CREATE TEMPORARY TABLE `default_catalog`.`default_database`.`{name}` (\n{body}\n) "
-            f"WITH (\n{options}\n)"
-        )
+        definition = found.definition
+        if isinstance(definition, CatalogView):
+            if definition.query is None:
+                raise self.planner.refuse(
+                    stmt.span, "SHOW CREATE VIEW of a view defined by a Table API program"
+                )
+            columns = ",\n".join(f"  {_quoted(c)}" for c in definition.table.column_names)
+            return (
+                f"CREATE {'TEMPORARY ' if found.temporary else ''}VIEW {identifier.quoted()} "
+                f"(\n{columns}\n)\nAS {definition.query}\n"
+            )
+        return _show_create_table(found.identifier, definition, found.temporary)
 
     def describe(self, stmt: S.Describe) -> TableResult:
         env = self.env
-        name = self.name(stmt.name, stmt.span)
-        if name not in env.list_tables():
+        identifier = self.identifier(stmt.name, stmt.span)
+        found = env.catalog.lookup(identifier.parts)
+        if found is None:
             raise self.error(
                 stmt.span,
-                f"Tables or views with the identifier "
-                f"'default_catalog.default_database.{name}' doesn't exist.",
+                f"Tables or views with the identifier '{identifier}' doesn't exist. Tables "
+                f"and views: {', '.join(env.list_tables()) or '(none)'}.",
             )
         columns = ("name", "type", "null", "key", "extras", "watermark")
         row_type = RowType(tuple(Field(c, _STRING) for c in columns))
         rows: list[tuple[Any, ...]] = []
-        if name in env.list_views():
-            for f in env.from_path(name).row_type:
+        if isinstance(found.definition, CatalogView):
+            for f in found.definition.table.row_type:
                 rows.append((f.name, _describe_type(f.type), _bool(f.type.nullable), "", "", ""))
             return LocalTableResult(row_type, rows)
-        schema = env.descriptor(name).table_schema
+        schema = found.definition.descriptor.table_schema
         pk = f"PRI({', '.join(schema.primary_key)})" if schema.primary_key else ""
         for c, f in zip(schema.columns, schema.row_type, strict=True):
             extras = f"AS {c.expr}" if isinstance(c, ComputedColumn) else ""
@@ -459,14 +538,106 @@ class _Runner:
         texts = []
         for ins in inserts:
             assert isinstance(ins, S.Insert)
-            name = self.name(ins.table, ins.span)
+            identifier = self.identifier(ins.table, ins.span)
+            name = identifier.name
             self.insert(ins)  # checks the insert as running it would
             table = self.planner.query(ins.query)
             if ins.columns:
                 table = self.target_columns(table, name, ins)
             with self.planner.at(ins.span):
-                texts.append(_sink_explain(table.explain(sink=name), name, table.column_names))
+                texts.append(
+                    _sink_explain(table.explain(sink=name), identifier, table.column_names)
+                )
         return "\n\n".join(texts)
+
+
+def _show_create_table(identifier: ObjectIdentifier, table: CatalogTable, temporary: bool) -> str:
+    """A table's DDL as Flink 2.3's SHOW CREATE TABLE prints it: types and expressions in
+    Flink's serializable form, the options sorted by key.
+
+    >>> print(_show_create_table(ObjectIdentifier.of("Orders"),
+    ...                          CatalogTable(env.descriptor("Orders")), temporary=False))
+    CREATE TABLE `default_catalog`.`default_database`.`Orders` (
+      `order_id` BIGINT NOT NULL,
+      `product_id` BIGINT,
+      `amount` INT,
+      `currency` VARCHAR(2147483647),
+      `o_rowtime` TIMESTAMP(3),
+      `o_proctime` AS PROCTIME(),
+      WATERMARK FOR `o_rowtime` AS `o_rowtime` - INTERVAL '5' SECOND,
+      CONSTRAINT `PK_order_id` PRIMARY KEY (`order_id`) NOT ENFORCED
+    )
+    WITH (
+      'connector' = 'filesystem',
+      'format' = 'json',
+      'path' = '/data/orders'
+    )
+    <BLANKLINE>
+    """
+    d = table.descriptor
+    schema = d.table_schema
+    lines = []
+    for c, f in zip(schema.columns, schema.row_type, strict=True):
+        if isinstance(c, ComputedColumn):
+            lines.append(f"{_quoted(c.name)} AS {_flink_sql(c.expr)}")
+        else:
+            lines.append(f"{_quoted(c.name)} {_flink_type(f.type)}")
+    if schema.watermark is not None:
+        wm = schema.watermark
+        lines.append(f"WATERMARK FOR {_quoted(wm.column)} AS {_flink_sql(wm.expr)}")
+    if schema.primary_key:
+        keys = ", ".join(_quoted(k) for k in schema.primary_key)
+        name = _quoted("PK_" + "_".join(schema.primary_key))
+        lines.append(f"CONSTRAINT {name} PRIMARY KEY ({keys}) NOT ENFORCED")
+    options = {"connector": d.connector, **d.options}
+    with_ = ",\n".join(f"  '{k}' = '{options[k]}'" for k in sorted(options))
+    comment = "" if table.comment is None else f"COMMENT '{table.comment}'\n"
+    body = ",\n".join("  " + line for line in lines)
+    return (
+        f"CREATE {'TEMPORARY ' if temporary else ''}TABLE {identifier.quoted()} (\n{body}\n)\n"
+        f"{comment}WITH (\n{with_}\n)\n"
+    )
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+# Flink's serializable names of the types whose SQL names are shorthands.
+_FLINK_TYPE_NAMES = {"STRING": "VARCHAR(2147483647)", "BYTES": "VARBINARY(2147483647)"}
+# Binding strength of the infix operators (Calcite's order): a weaker operand is parenthesized.
+_PRECEDENCE = {"OR": 1, "AND": 2, "*": 6, "/": 6, "%": 6, "||": 5, "+": 5, "-": 5}
+
+
+def _flink_type(t: DataType) -> str:
+    """A column type as Flink serializes it: ``VARCHAR(2147483647)`` for STRING, no time
+    attribute mark."""
+    plain = t.plain()
+    text = _FLINK_TYPE_NAMES.get(plain.name, str(plain.with_nullable(True)))
+    return text + ("" if t.nullable else " NOT NULL")
+
+
+def _flink_sql(e: Expression, outer: int = 0) -> str:
+    """An expression as Flink serializes a computed column or watermark: columns in
+    backquotes, operators without redundant parentheses.
+
+    >>> from tableapi import col
+    >>> _flink_sql((col("a") + col("b")) * 2), _flink_sql(call("upper", col("s")))
+    ('(`a` + `b`) * 2', 'UPPER(`s`)')
+    """
+    if isinstance(e, Column):
+        return _quoted(e.name)
+    if isinstance(e, Cast):
+        return f"CAST({_flink_sql(e.expr)} AS {_flink_type(e.to)})"
+    if isinstance(e, Call) and e.function.infix and len(e.args) == 2:
+        op = e.function.infix
+        strength = _PRECEDENCE.get(op, 4)  # comparisons and the like
+        text = f"{_flink_sql(e.args[0], strength)} {op} {_flink_sql(e.args[1], strength + 1)}"
+        return f"({text})" if strength < outer else text
+    if isinstance(e, Call) and e.name not in _NOT_SQL_FUNCTIONS | {"if"}:
+        if not e.name.endswith("_distinct"):
+            return f"{e.name.upper()}({', '.join(_flink_sql(a) for a in e.args)})"
+    return str(e)
 
 
 def _bare_proctime(e: S.Expr, stmt: S.CreateTable) -> bool:
@@ -498,9 +669,9 @@ def _print_as_sql_client(result: TableResult) -> None:
     print(sql_client_tableau(result.row_type, rows, isinstance(result, StreamingTableResult)))
 
 
-def _sink_explain(text: str, sink: str, fields: tuple[str, ...]) -> str:
+def _sink_explain(text: str, sink: ObjectIdentifier, fields: tuple[str, ...]) -> str:
     """The query's plans under a sink node, as Flink explains an INSERT."""
-    head = f"Sink(table=[default_catalog.default_database.{sink}], fields=[{', '.join(fields)}])"
+    head = f"Sink(table=[{sink}], fields=[{', '.join(fields)}])"
     out = []
     for section in text.split("\n\n"):
         title, _, body = section.partition("\n")
@@ -549,7 +720,7 @@ class StatementSet:
                 f"add_insert_sql() takes an INSERT INTO ... statement; got {type(stmt).__name__}."
             )
         runner = _Runner(self._env, statement)
-        name = runner.name(stmt.table, stmt.span)
+        name = runner.identifier(stmt.table, stmt.span).name
         runner.insert(stmt)
         table = runner.planner.query(stmt.query)
         if stmt.columns:
@@ -565,9 +736,12 @@ class StatementSet:
     def explain(self) -> str:
         """The plans of the inserts, each under its sink."""
         return "\n\n".join(
-            _sink_explain(t.explain(sink=name), name, t.column_names)
+            _sink_explain(t.explain(sink=name), self._identifier(name), t.column_names)
             for name, t, _, _ in self._inserts
         )
+
+    def _identifier(self, path: str) -> ObjectIdentifier:
+        return self._env.catalog.qualify(path)
 
     def execute(self) -> TableResult:
         """Run every insert; ``wait()`` on the result waits for all of them."""
@@ -578,7 +752,7 @@ class StatementSet:
             check_sink_columns(name, table.row_type, physical)
             table.explain()
         results = [t.execute_insert(n, overwrite=o) for n, t, o, _ in self._inserts]
-        return StatementSetResult(results, [n for n, _, _, _ in self._inserts])
+        return StatementSetResult(results, [self._identifier(n) for n, _, _, _ in self._inserts])
 
 
 __all__ = ["LocalTableResult", "Relation", "StatementSet", "execute_sql", "sql_query"]

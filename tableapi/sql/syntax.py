@@ -417,9 +417,10 @@ class CreateView:
 
 @attrs.frozen
 class Drop:
-    """``DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name``."""
+    """``DROP [TEMPORARY] TABLE|VIEW|FUNCTION [IF EXISTS] name``, ``DROP TEMPORARY SYSTEM
+    FUNCTION [IF EXISTS] name``."""
 
-    what: str  # TABLE or VIEW
+    what: str  # TABLE, VIEW, FUNCTION or SYSTEM FUNCTION
     name: tuple[str, ...]
     temporary: bool
     if_exists: bool
@@ -428,7 +429,8 @@ class Drop:
 
 @attrs.frozen
 class Show:
-    """``SHOW TABLES | VIEWS | FUNCTIONS``, or ``SHOW CREATE TABLE|VIEW name``."""
+    """``SHOW TABLES | VIEWS | [USER] FUNCTIONS | CATALOGS | DATABASES | CURRENT CATALOG |
+    CURRENT DATABASE``, or ``SHOW CREATE TABLE|VIEW name``."""
 
     what: str
     name: tuple[str, ...] = ()
@@ -484,6 +486,15 @@ class StatementSet:
 
 
 @attrs.frozen
+class Use:
+    """``USE CATALOG name`` (``catalog``), or ``USE [catalog.]database``."""
+
+    name: tuple[str, ...]
+    catalog: bool
+    span: Span
+
+
+@attrs.frozen
 class QueryStatement:
     query: Query
     span: Span
@@ -501,4 +512,5 @@ Statement = Union[  # noqa: UP007
     Insert,
     StatementSet,
     QueryStatement,
+    Use,
 ]

@@ -44,9 +44,9 @@ def test_unknown_mode():
 def test_from_path_of_an_unknown_table_lists_registered_tables(catalog):
     with pytest.raises(
         ValidationError,
-        match=r"Table 'Order' not found\. Registered tables: "
-        r"\['Orders', 'Product', 'Shipments'\]\. Register "
-        r"it with create_temporary_table\(\)",
+        match=r"Table 'Order' not found in default_catalog\.default_database; tables and "
+        r"views: Orders, Product, Shipments\. Create it with CREATE TABLE, create_table\(\) or "
+        r"create_temporary_table\(\)",
     ):
         catalog.from_path("Order")
 
@@ -54,8 +54,8 @@ def test_from_path_of_an_unknown_table_lists_registered_tables(catalog):
 def test_from_path_with_an_empty_catalog(env):
     with pytest.raises(
         ValidationError,
-        match=r"Table 'Orders' not found\. Registered tables: "
-        r"\[\]",
+        match=r"Table 'Orders' not found in default_catalog\.default_database; tables and "
+        r"views: \(none\)",
     ):
         env.from_path("Orders")
 
@@ -64,8 +64,8 @@ def test_registering_a_table_twice(catalog):
     descriptor = catalog.descriptor("Orders")
     with pytest.raises(
         ValidationError,
-        match=r"Table 'Orders' exists already; drop it first with "
-        r"drop_temporary_table\('Orders'\)",
+        match=r"Temporary table `default_catalog`\.`default_database`\.`Orders` exists "
+        r"already: drop it first with DROP TEMPORARY TABLE or drop_temporary_table\('Orders'\)",
     ):
         catalog.create_temporary_table("Orders", descriptor)
     assert catalog.drop_temporary_table("Orders") is True

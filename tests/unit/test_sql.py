@@ -147,7 +147,7 @@ def test_ddl_statements(env: TableEnvironment) -> None:
     assert rows("DROP TEMPORARY TABLE Shipments") == [("OK",)]
     assert "Shipments" not in env.list_tables()
     show = rows("SHOW CREATE TABLE Product")[0][0]
-    assert show.startswith("CREATE TEMPORARY TABLE `default_catalog`.`default_database`.`Product`")
+    assert show.startswith("CREATE TABLE `default_catalog`.`default_database`.`Product`")
     assert "'connector' = 'filesystem'" in show
     assert ("upper",) in rows("SHOW FUNCTIONS")
 

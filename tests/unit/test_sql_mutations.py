@@ -46,7 +46,7 @@ STATEMENTS = [
     "EXPLAIN PLAN FOR SELECT DISTINCT currency FROM Orders",
     "DESCRIBE Orders",
     "SET 'table.exec.state.ttl' = '1 h'",
-    "DROP TABLE IF EXISTS Shipments",
+    "DROP TEMPORARY TABLE IF EXISTS Shipments",
     "WITH t AS (SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS v(n, s)) SELECT n FROM t",
 ]
 VOCABULARY = [
