@@ -28,6 +28,7 @@ from tableapi.expressions import (
     strip_alias,
     to_expression,
 )
+from tableapi.physical import plan_stream
 from tableapi.plan import (
     Aggregate,
     Distinct,
@@ -45,7 +46,7 @@ from tableapi.plan import (
     Union,
 )
 from tableapi.plan import explain as plan_explain
-from tableapi.plan.changelog import StreamingOptions, check_streaming
+from tableapi.plan.changelog import StreamingOptions
 from tableapi.plan.lookup import lookup_table_scan
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan
@@ -649,14 +650,16 @@ class Table:
         """
         opt = self.optimized()
         streaming = self._env.streaming_options()
-        if streaming is not None:
-            check_streaming(opt.plan)
+        if streaming is None:
+            optimized = plan_explain.render(opt.plan, optimized=True)
+        else:  # the exec nodes, with what streaming decides for each
+            optimized = plan_stream(opt.plan, streaming, _upsert_keys(self._env, sink)).explain()
         parts = [
             "== Abstract Syntax Tree ==",
             plan_explain.render(self._plan, optimized=False),
             "",
             "== Optimized Physical Plan ==",
-            plan_explain.render(opt.plan, True, streaming, _upsert_keys(self._env, sink)),
+            optimized,
         ]
         if opt.notes:
             parts += ["", "== Planner Notes ==", *opt.notes]

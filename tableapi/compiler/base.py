@@ -1,9 +1,11 @@
-"""The compilers' common ground: one dispatch style and the node compilers both modes share.
+"""The compilers' common ground: one dispatch style and the operators both modes share.
 
-A compiler turns an optimized plan into a Spark Connect DataFrame with one ``visit_<Node>``
-method per node type (ibis's style); :meth:`Compiler.compile` dispatches and memoizes, so
-an input shared by two parents is compiled once. ``BatchCompiler`` (``batch.py``) and
-``StreamingCompiler`` (``streaming.py``) add what differs between the modes.
+A compiler turns a plan into a Spark Connect DataFrame with one ``visit_<Node>`` method per
+node type (ibis's style); :meth:`Compiler.compile` dispatches and memoizes, so an input
+shared by two parents is compiled once. ``BatchCompiler`` (``batch.py``) visits the
+optimized logical plan; ``StreamingCompiler`` (``streaming.py``) visits the physical plan's
+exec nodes (``tableapi.physical``). The operators both build (a calc, an exchange, a lookup
+join, Spark's join) are methods here that take their inputs' DataFrames.
 """
 
 from __future__ import annotations
@@ -23,19 +25,9 @@ from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.lookup import compile_lookup
 from tableapi.connectors.filesystem import local_path_missing
 from tableapi.errors import FileTable, ValidationError, missing_path
-from tableapi.expressions import Column
-from tableapi.plan import (
-    Exchange,
-    FileSource,
-    Filter,
-    Join,
-    JoinKind,
-    LookupJoin,
-    PlanNode,
-    Project,
-    QueryHints,
-    Scan,
-)
+from tableapi.expressions import Column, Expression
+from tableapi.physical import ExecNode
+from tableapi.plan import FileSource, Join, JoinKind, LookupJoin, PlanNode
 from tableapi.types import RowType
 
 # Table API hint name -> Spark's join strategy hint.
@@ -61,7 +53,7 @@ _observations = itertools.count()  # unique observation names within a session
 
 
 class Compiler:
-    """Optimized plan -> DataFrame, one ``visit_<Node>`` method per node type."""
+    """Plan -> DataFrame, one ``visit_<Node>`` method per node type."""
 
     mode = ""  # named in the error for a node this compiler has no method for
 
@@ -75,7 +67,7 @@ class Compiler:
         self.lookups: list[tuple[str, Any]] = []
         self._cache_id = uuid.uuid4().hex  # one query's lookup caches are its own
 
-    def compile(self, node: PlanNode) -> DataFrame:
+    def compile(self, node: PlanNode | ExecNode) -> DataFrame:
         """The DataFrame of ``node`` (compiled once per compiler, however often it is read)."""
         key = id(node)
         if key not in self._memo:
@@ -84,8 +76,6 @@ class Compiler:
                 raise ValidationError(
                     f"{type(node).__name__} cannot be compiled in {self.mode} mode."
                 )
-            if isinstance(node, Scan) and isinstance(node.source, FileSource):
-                self.check_path(node.table_name, node.source)
             self._memo[key] = visit(node)
         return self._memo[key]
 
@@ -97,11 +87,11 @@ class Compiler:
             streaming = self.mode == "streaming"
             raise missing_path(FileTable(table, source.path, streaming, not source.bounded))
 
-    def carried_columns(self, node: PlanNode) -> list[SparkColumn]:
+    def carried_columns(self, node: Any) -> list[SparkColumn]:
         """Columns a node's rows carry besides its own (streaming: the row kind)."""
         return [ref(n) for n, _ in self.carried_fields(node)]
 
-    def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
+    def carried_fields(self, node: Any) -> list[tuple[str, str]]:
         """The carried columns as (name, Spark DDL type)."""
         return []
 
@@ -110,24 +100,30 @@ class Compiler:
         ``Observation`` read after the job; streaming: the name, read from the progress)."""
         raise NotImplementedError
 
-    # -- node compilers shared by both modes ---------------------------------------------------
-    def visit_Project(self, node: Project) -> DataFrame:
-        row = node.input.row_type
+    # -- operators both modes build ------------------------------------------------------------
+    def project(
+        self,
+        columns: tuple[tuple[Expression, str], ...],
+        row: RowType,
+        df: DataFrame,
+        carried: list[SparkColumn],
+    ) -> DataFrame:
+        """``columns`` (expression and name) computed over ``df`` (of ``row``), plus the
+        ``carried`` ones."""
         cols = [
             ref(n) if isinstance(e, Column) and e.name == n else to_spark(e, row).alias(n)
-            for e, n in zip(node.exprs, node.names, strict=True)
+            for e, n in columns
         ]
-        return self.compile(node.input).select(*cols, *self.carried_columns(node.input))
+        return df.select(*cols, *carried)
 
-    def visit_Filter(self, node: Filter) -> DataFrame:
-        return self.compile(node.input).filter(to_spark(node.condition, node.input.row_type))
+    def filter(self, condition: Expression, row: RowType, df: DataFrame) -> DataFrame:
+        return df.filter(to_spark(condition, row))
 
-    def visit_Exchange(self, node: Exchange) -> DataFrame:
-        row = node.input.row_type
-        return self.compile(node.input).repartition(*(to_spark(k, row) for k in node.keys))
+    def exchange(self, keys: tuple[Expression, ...], row: RowType, df: DataFrame) -> DataFrame:
+        return df.repartition(*(to_spark(k, row) for k in keys))
 
-    def visit_LookupJoin(self, node: LookupJoin) -> DataFrame:
-        """server_ext's lookup operator over the probe input (see ``lookup.py``)."""
+    def lookup(self, node: LookupJoin, df: DataFrame, carried: list[tuple[str, str]]) -> DataFrame:
+        """server_ext's lookup operator over the probe input's ``df`` (see ``lookup.py``)."""
         name = observation_name(node.table_name, next(_observations))
         observation = self.observation(name)
         self.lookups.append((node.table_name, observation))
@@ -135,17 +131,12 @@ class Compiler:
         def observe(df: DataFrame, aggregates: list[SparkColumn]) -> DataFrame:
             return df.observe(observation, *aggregates)
 
-        carried = self.carried_fields(node.input)
-        return compile_lookup(node, self.compile(node.input), carried, self._cache_id, observe)
+        return compile_lookup(node, df, carried, self._cache_id, observe)
 
-    def visit_QueryHints(self, node: QueryHints) -> DataFrame:
-        return self.compile(node.input)  # the hint rule has moved the hints onto the joins
-
-    def spark_join(self, node: Join) -> DataFrame:
-        """``node`` as Spark's own join, with its Spark join hints."""
+    def spark_join(self, node: Join, left: DataFrame, right: DataFrame) -> DataFrame:
+        """``node`` as Spark's own join of its inputs' DataFrames, with its Spark join hints."""
         if node.equi_keys is None:
             raise ValidationError("compile the optimized plan: join conditions are not split")
-        left, right = self.compile(node.left), self.compile(node.right)
         for hint, side in node.hints:
             if hint.name in SPARK_JOIN_HINTS:
                 if side == "left":

@@ -7,6 +7,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
@@ -24,12 +25,17 @@ from tableapi.plan import (
     Aggregate,
     Distinct,
     ElementsSource,
+    Exchange,
     FileSource,
+    Filter,
     JdbcSource,
     Join,
     JoinKind,
     Limit,
+    LookupJoin,
     PlanNode,
+    Project,
+    QueryHints,
     Scan,
     Sort,
     SparkSource,
@@ -58,21 +64,25 @@ class BatchCompiler(Compiler):
         return Observation(name)
 
     def visit_Scan(self, node: Scan) -> DataFrame:
-        if isinstance(node.source, JdbcSource):
-            raise ValidationError(lookup_table_misuse(node.table_name))
         if not node.physical_only and node.schema and node.schema.computed_columns:
             raise ValidationError("compile the optimized plan: computed columns are not expanded")
-        source = node.source
-        if isinstance(source, FileSource):
-            reader = self.spark.read.format(source.format).schema(node.row_type.spark_ddl)
-            for k, v in source.options:
-                reader = reader.option(k, v)
-            return reader.load(source.path)
-        if isinstance(source, ElementsSource):
-            return local_dataframe(source.rows, node.row_type, self.spark)
-        if isinstance(source, SparkSource):
-            return source.dataframe
-        raise TypeError(f"unknown source {source!r}")
+        return _READERS[type(node.source)](self, node)
+
+    def visit_Project(self, node: Project) -> DataFrame:
+        columns = tuple(zip(node.exprs, node.names, strict=True))
+        return self.project(columns, node.input.row_type, self.compile(node.input), [])
+
+    def visit_Filter(self, node: Filter) -> DataFrame:
+        return self.filter(node.condition, node.input.row_type, self.compile(node.input))
+
+    def visit_Exchange(self, node: Exchange) -> DataFrame:
+        return self.exchange(node.keys, node.input.row_type, self.compile(node.input))
+
+    def visit_LookupJoin(self, node: LookupJoin) -> DataFrame:
+        return self.lookup(node, self.compile(node.input), [])
+
+    def visit_QueryHints(self, node: QueryHints) -> DataFrame:
+        return self.compile(node.input)  # the hint rule has moved the hints onto the joins
 
     def visit_Aggregate(self, node: Aggregate) -> DataFrame:
         row = node.input.row_type
@@ -85,7 +95,7 @@ class BatchCompiler(Compiler):
         return grouped.agg(*aggs)
 
     def visit_Join(self, node: Join) -> DataFrame:
-        return self.spark_join(node)
+        return self.spark_join(node, self.compile(node.left), self.compile(node.right))
 
     def visit_TemporalJoin(self, node: TemporalJoin) -> DataFrame:
         """Batch ``FOR SYSTEM_TIME AS OF``: Spark's backward as-of join on the keys (event
@@ -143,3 +153,38 @@ class BatchCompiler(Compiler):
     def visit_Union(self, node: Union) -> DataFrame:
         df = self.compile(node.left).unionAll(self.compile(node.right))
         return df.distinct() if node.distinct else df
+
+
+def _read_file(compiler: BatchCompiler, node: Scan) -> DataFrame:
+    source = node.source
+    assert isinstance(source, FileSource)
+    compiler.check_path(node.table_name, source)
+    reader = compiler.spark.read.format(source.format).schema(node.row_type.spark_ddl)
+    for k, v in source.options:
+        reader = reader.option(k, v)
+    return reader.load(source.path)
+
+
+def _read_elements(compiler: BatchCompiler, node: Scan) -> DataFrame:
+    source = node.source
+    assert isinstance(source, ElementsSource)
+    return local_dataframe(source.rows, node.row_type, compiler.spark)
+
+
+def _read_dataframe(compiler: BatchCompiler, node: Scan) -> DataFrame:
+    source = node.source
+    assert isinstance(source, SparkSource)
+    return source.dataframe
+
+
+def _refuse_lookup_table(compiler: BatchCompiler, node: Scan) -> DataFrame:
+    raise ValidationError(lookup_table_misuse(node.table_name))
+
+
+#: Source type -> how a batch job reads it (a lookup-only table is refused).
+_READERS: dict[type, Callable[[BatchCompiler, Scan], DataFrame]] = {
+    FileSource: _read_file,
+    ElementsSource: _read_elements,
+    SparkSource: _read_dataframe,
+    JdbcSource: _refuse_lookup_table,
+}

@@ -8,14 +8,15 @@ place an operator is handed to Spark: the plugin's relation (``jvm_operators.py`
 
 Example::
 
-    >>> from tableapi.plan import ElementsSource, Join, JoinKind, Scan
+    >>> from tableapi.plan import FileSource, Join, JoinKind, Scan
     >>> from tableapi.types import BIGINT, STRING, RowType
     >>> from tableapi.expressions import col
     >>> from tableapi.rules import optimize
-    >>> a = Scan("A", ElementsSource(()), RowType.of(("a_k", BIGINT), ("a_v", STRING)))
-    >>> b = Scan("B", ElementsSource(()), RowType.of(("b_k", BIGINT),))
+    >>> from tableapi.physical import StreamingOptions, plan_stream
+    >>> a = Scan("A", FileSource("/a", "json"), RowType.of(("a_k", BIGINT), ("a_v", STRING)))
+    >>> b = Scan("B", FileSource("/b", "json"), RowType.of(("b_k", BIGINT),))
     >>> join = optimize(Join(a, b, JoinKind.FULL, col("a_k") == col("b_k"))).plan
-    >>> spec = join_spec(join)
+    >>> spec = join_spec(plan_stream(join, StreamingOptions()).root)
     >>> spec.kind, spec.left.input_spec.value, spec.output_names
     ('full', 'NoUniqueKey', ('a_k', 'a_v', 'b_k'))
 """
@@ -41,13 +42,9 @@ from tableapi.compiler.expressions import ref
 from tableapi.compiler.jvm_operators import jvm_local_aggregate, jvm_operator
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
+from tableapi.physical import ExecNode, JoinInput, StreamExecGroupAggregate
 from tableapi.plan import Join, JoinKind, PlanNode
-from tableapi.plan.changelog import (
-    input_spec,
-    is_changelog,
-    state_ttl_ms,
-    unique_key_for_state,
-)
+from tableapi.plan.changelog import is_changelog
 from tableapi.types import DataType, RowType, common_type, to_spark_struct
 from tableapi.types import to_spark as spark_type
 
@@ -123,11 +120,11 @@ def run_operator(union: TaggedUnion, spec: OperatorSpec, output: T.StructType) -
     return jvm_operator(cast(ConnectDataFrame, df), names, spec, output)
 
 
-def local_aggregate(union: TaggedUnion, spec: AggregateSpec, output: T.StructType) -> TaggedUnion:
-    """The local phase of a two-phase aggregation (JVM tier): each task folds its rows of
-    ``union`` into one partial accumulator per group key (and bundle) before the shuffle;
-    the result is the input of the operator (of output ``output``), partials in any order
-    (no ``__kind``/``__seq``)."""
+def local_aggregate(union: TaggedUnion, spec: AggregateSpec, output: T.StructType) -> DataFrame:
+    """The local phase of a two-phase aggregation: each task folds its rows of ``union``
+    into one partial accumulator per group key (and bundle) before the shuffle; the result
+    (its schema known: :func:`partials_union`) is the input of the operator (of output
+    ``output``), partials in any order (no ``__kind``/``__seq``)."""
     # Partials merge in any order: no __seq (nor __kind, when every row is +I).
     dropped = (wire.KIND, wire.SEQ) if union.insert_only else (wire.SEQ,)
     schema = T.StructType([f for f in union.schema.fields if f.name not in dropped])
@@ -143,7 +140,13 @@ def local_aggregate(union: TaggedUnion, spec: AggregateSpec, output: T.StructTyp
     )
     names = [f.name for f in keys]
     out = jvm_local_aggregate(cast(ConnectDataFrame, df), names, spec, output)
-    return TaggedUnion(out, partials, union.key_count, insert_only=True)
+    out._cached_schema = partials  # known here: no analyze round trip for it
+    return out
+
+
+def partials_union(partials: DataFrame, key_count: int) -> TaggedUnion:
+    """The local phase's output (:func:`local_aggregate`) as the global phase's input."""
+    return TaggedUnion(partials, partials.schema, key_count, insert_only=True)
 
 
 def operator_time_mode(spec: OperatorSpec) -> str:
@@ -151,25 +154,25 @@ def operator_time_mode(spec: OperatorSpec) -> str:
     return spec.time_mode
 
 
-def join_spec(node: Join, default_ttl_ms: int | None = None) -> wire.JoinSpec:
-    """The server_ext operator's view of a regular join (see ``server_ext.joins.spec``)."""
+def join_spec(exec_node: ExecNode) -> wire.JoinSpec:
+    """The server_ext operator's view of a regular join's exec node (see
+    ``server_ext.joins.spec``): its inputs' state layouts and TTLs as the node holds them."""
+    node = cast(Join, exec_node.logical)
     keys = node.equi_keys or ()
     lrow, rrow = node.left.row_type, node.right.row_type
 
-    def side(child: PlanNode, row: RowType, join_keys: tuple[str, ...], name: str) -> Any:
-        layout = wire.InputSpec(input_spec(child, join_keys))
-        unique = unique_key_for_state(child) if layout is not wire.InputSpec.NO_UNIQUE_KEY else ()
+    def side(row: RowType, decided: JoinInput) -> wire.SideSpec:
         return wire.SideSpec(
             fields=fields_of(row),
-            input_spec=layout,
-            unique_key=tuple(row.index(c) for c in unique),
-            ttl_ms=state_ttl_ms(node, name, default_ttl_ms),
+            input_spec=wire.InputSpec(decided.input_spec),
+            unique_key=tuple(row.index(c) for c in decided.unique_key),
+            ttl_ms=decided.ttl_ms,
         )
 
     return wire.JoinSpec(
         kind=WIRE_KINDS[node.kind],
-        left=side(node.left, lrow, tuple(k.left for k in keys), "left"),
-        right=side(node.right, rrow, tuple(k.right for k in keys), "right"),
+        left=side(lrow, exec_node.left),  # type: ignore[attr-defined]
+        right=side(rrow, exec_node.right),  # type: ignore[attr-defined]
         null_safe=tuple(k.null_safe for k in keys),
         residual=None if node.residual is None else condition_tree(node.residual, lrow, rrow),
         output_names=node.row_type.names,
@@ -214,31 +217,27 @@ _AGG_FUNCTIONS = {"count": "count", "sum": "sum", "avg": "avg", "min": "min", "m
 
 
 def aggregate_spec(
-    node: PlanNode,
-    group_keys: tuple[str, ...],
-    aggs: tuple[tuple[str, Expression], ...],
-    update_before: bool = True,
-    ttl_ms: int | None = None,
-    mini_batch: bool = False,
-    bundle_size: int | None = None,
-    two_phase: bool = False,
+    exec_node: StreamExecGroupAggregate,
 ) -> tuple[AggregateSpec, list[tuple[str, Expression, DataType]]]:
-    """The group aggregate operator's spec for ``node`` (an Aggregate, or a Distinct: every
-    column a key, no call), and the columns of the operator's input row: the group keys,
-    then each distinct aggregate argument once, as (name, expression over the input, type).
-    COUNT(*) and COUNT of a non-NULL literal count rows.
+    """The group aggregate operator's spec for an aggregation's exec node (one phase, or
+    either of two), and the columns of the operator's input row: the group keys, then each
+    distinct aggregate argument once, as (name, expression over the input, type). COUNT(*)
+    and COUNT of a non-NULL literal count rows.
 
-    >>> from tableapi.plan import Aggregate, ElementsSource, Scan
-    >>> from tableapi.types import BIGINT, INT, STRING
+    >>> from tableapi.plan import Aggregate, FileSource, Scan
+    >>> from tableapi.types import INT, STRING
     >>> from tableapi.expressions import col, lit
-    >>> t = Scan("T", ElementsSource(()), RowType.of(("k", STRING), ("v", INT)))
+    >>> from tableapi.physical import StreamingOptions, plan_stream
+    >>> t = Scan("T", FileSource("/t", "json"), RowType.of(("k", STRING), ("v", INT)))
     >>> aggs = (("n", lit(1).count), ("s", col("v").sum), ("d", col("v").count.distinct))
-    >>> spec, columns = aggregate_spec(Aggregate(t, ("k",), aggs), ("k",), aggs)
+    >>> spec, columns = aggregate_spec(plan_stream(Aggregate(t, ("k",), aggs),
+    ...                                            StreamingOptions()).root)
     >>> [(a.function, a.arg, a.distinct, a.result_type) for a in spec.aggs]
     [('count_star', None, False, 'BIGINT'), ('sum', 1, False, 'INT'), ('count', 1, True, 'BIGINT')]
     >>> [name for name, _, _ in columns], spec.key
     (['k', '__a1'], (0,))
     """
+    node, group_keys, aggs = exec_node.logical, exec_node.group_keys, exec_node.aggs
     row = node.inputs[0].row_type
     columns: list[tuple[str, Expression, DataType]] = [
         (k, Column(k), row.field(k).type) for k in group_keys
@@ -261,17 +260,18 @@ def aggregate_spec(
             at = index_of[arg.key()] = len(columns)
             columns.append((f"__a{at}", arg, arg.type_in(row)))
         calls.append(AggCall(_AGG_FUNCTIONS[function], at, distinct, result))
+    state = exec_node.state
     spec = AggregateSpec(
         input=tuple((n, t.spark_ddl) for n, _, t in columns),
         key=tuple(range(len(group_keys))),
         aggs=tuple(calls),
         output_names=node.row_type.names,
-        update_before=update_before,
-        mini_batch=mini_batch,
-        bundle_size=bundle_size,
-        two_phase=two_phase,
+        update_before=state.update_before,
+        mini_batch=state.mini_batch_ms is not None,
+        bundle_size=state.bundle_size,
+        two_phase=exec_node.two_phase,
         retractions=is_changelog(node.inputs[0]),
-        ttl_ms=ttl_ms,
+        ttl_ms=state.ttl_ms,
     )
     return spec, columns
 

@@ -4,21 +4,23 @@ A node whose changelog mode is not insert-only carries two extra columns: ``__ki
 row kind (Flink's RowKind byte, see ``server_ext.joins.spec``), and ``__seq``, the order of
 the change (the modification time and name of the file it came from, the start of the file
 split and the row's position in reading order, as sortable text: see ``_in_file_order``). Operators
-process the changes of one key in that order; the result reads its changes back by it. Joins
-compile either to Spark's native stream-stream join (where its semantics are Flink's) or to
-a server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the join
-key and handed to the server's JVM plugin.
+process the changes of one key in that order; the result reads its changes back by it. The
+compiler visits the physical plan's exec nodes (``tableapi.physical``), which hold every
+decision: a join compiles to Spark's native stream-stream join where its exec node says so,
+else to a server_ext operator (``operators.py``): the inputs tagged, unioned, grouped by the
+join key and handed to the server's JVM plugin.
 
 Example::
 
-    compiled = compile_stream(table.optimized().plan, spark, options)
+    physical = plan_stream(table.optimized().plan, options)  # tableapi.physical
+    compiled = compile_stream(physical, spark)
     compiled.dataframe.writeStream.format("memory").queryName("q").start()
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from pyspark.sql import Column as SparkColumn
@@ -52,40 +54,33 @@ from tableapi.compiler.operators import (
     local_aggregate,
     operator_time_mode,
     output_schema,
+    partials_union,
     run_operator,
     tag_columns,
     tagged_union,
 )
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
-from tableapi.plan import (
-    Aggregate,
-    Distinct,
-    FileSource,
-    Join,
-    MultiJoin,
-    PlanNode,
-    Scan,
-    SparkSource,
-    TemporalJoin,
-    Union,
-)
-from tableapi.plan.changelog import (
-    ChangelogMode,
+from tableapi.physical import (
+    ExecNode,
     JoinStrategy,
-    StateBackend,
-    StreamingOptions,
-    aggregate_ttl_ms,
-    all_bounded,
-    changelog_mode,
-    is_bounded,
-    is_changelog,
-    join_strategy,
-    monitor_interval_ms,
-    operator_nodes,
-    two_phase,
-    update_before_needed,
+    StreamExecCalc,
+    StreamExecDataStreamScan,
+    StreamExecExchange,
+    StreamExecGlobalGroupAggregate,
+    StreamExecGroupAggregate,
+    StreamExecIntervalJoin,
+    StreamExecJoin,
+    StreamExecLocalGroupAggregate,
+    StreamExecLookupJoin,
+    StreamExecMultiJoin,
+    StreamExecTableSourceScan,
+    StreamExecTemporalJoin,
+    StreamExecUnion,
+    StreamPhysicalPlan,
 )
+from tableapi.plan import LookupJoin, Scan
+from tableapi.plan.changelog import ChangelogMode, StateBackend
 from tableapi.plan.sources import FILE_ORDERS
 from tableapi.types import Field, RowType
 from tableapi.types import to_spark as spark_type
@@ -121,122 +116,92 @@ class CompiledStream:
 
 
 def compile_stream(
-    node: PlanNode,
+    physical: StreamPhysicalPlan,
     spark: SparkSession,
-    options: StreamingOptions | None = None,
     end_of_input: EndOfInput | None = None,
-    sink_keys: tuple[str, ...] | None = None,
     local_files: bool = False,
 ) -> CompiledStream:
-    """Compile an optimized, streaming-checked plan. With ``end_of_input`` the bounded
-    tables' watermarks move to +infinity when it is signalled (see ``end_of_input.py``);
-    without it they stay where their data leaves them. ``sink_keys``: the plan's rows go
-    into a sink keyed by these columns (an upsert sink), which needs no -U rows where the
-    plan's upsert key is within them; None: the consumer needs them (a result).
+    """Compile a streaming query's exec nodes (``tableapi.physical.plan_stream``). With
+    ``end_of_input`` the bounded tables' watermarks move to +infinity when it is signalled
+    (see ``end_of_input.py``); without it they stay where their data leaves them.
     ``local_files``: the server reads this machine's files, so a missing path is refused
     before anything runs."""
-    options = options or StreamingOptions()
-    check_plugin(node, options)
-    compiler = StreamingCompiler(spark, options, end_of_input, local_files)
-    compiler.update_before = update_before_needed(node, sink_keys)
-    df = compiler.compile(node)
-    mode = changelog_mode(node)
+    check_plugin(physical)
+    compiler = StreamingCompiler(spark, end_of_input, local_files)
+    root = physical.root
+    df = compiler.compile(root)
     changelog = None
-    if mode is ChangelogMode.ALL:  # the result keeps the row kind; __seq orders its changes
-        columns = [*(ref(n) for n in node.row_type.names), ref(KIND)]
+    if root.changelog:  # the result keeps the row kind; __seq orders its changes
+        columns = [*(ref(n) for n in root.row_type.names), ref(KIND)]
         df, changelog = df.select(*columns), df.select(*columns, ref(SEQ))
     return CompiledStream(
         df,
-        mode,
-        options.state_backend,
+        root.traits.mode,
+        physical.options.state_backend,
         compiler.processing_time,
-        all_bounded(node),
-        trigger_ms(node, compiler.options),
+        physical.bounded,
+        physical.trigger_ms,
         end_of_input,
         tuple(compiler.lookups),
         changelog,
     )
 
 
-def check_plugin(node: PlanNode, options: StreamingOptions) -> None:
+def check_plugin(physical: StreamPhysicalPlan) -> None:
     """Refuse a plan with stateful operators for a server without the JVM plugin (their only
     runtime), saying how to get it.
 
-    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.plan import Distinct, FileSource, Scan
     >>> from tableapi.types import BIGINT, RowType
-    >>> scan = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
-    >>> check_plugin(Distinct(scan), StreamingOptions(jvm_plugin=False))  # doctest: +ELLIPSIS
+    >>> from tableapi.physical import StreamingOptions, plan_stream
+    >>> scan = Scan("A", FileSource("/a", "json"), RowType.of(("a", BIGINT)))
+    >>> no_plugin = StreamingOptions(jvm_plugin=False)
+    >>> check_plugin(plan_stream(Distinct(scan), no_plugin))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     tableapi.errors.ValidationError: This query's Distinct cannot run: Stateful streaming ...
-    >>> check_plugin(scan, StreamingOptions(jvm_plugin=False))  # stateless: no plugin needed
+    >>> check_plugin(plan_stream(scan, no_plugin))  # stateless: no plugin needed
     """
-    if options.jvm_plugin is not False:
+    if physical.options.jvm_plugin is not False:
         return
-    operators = sorted({type(n).__name__ for n in operator_nodes(node, options)})
+    operators = sorted({type(n.logical).__name__ for n in physical.stateful_nodes()})
     if operators:
         raise ValidationError(f"This query's {', '.join(operators)} cannot run: {NO_PLUGIN}")
 
 
-def trigger_ms(node: PlanNode, options: StreamingOptions) -> int | None:
-    """The micro-batch interval: the shortest ``source.monitor-interval`` of the watched
-    tables, at least the mini-batch allow-latency (a micro-batch is a mini-batch bundle);
-    None when every table is bounded (the query runs to its end).
-
-    >>> from tableapi.plan import FileSource, Scan
-    >>> from tableapi.types import BIGINT, RowType
-    >>> watched = FileSource("/t", "json", monitor_interval_ms=1000)
-    >>> scan = Scan("T", watched, RowType.of(("k", BIGINT)))
-    >>> trigger_ms(scan, StreamingOptions()), trigger_ms(scan, StreamingOptions(mini_batch_ms=5000))
-    (1000, 5000)
-    """
-    interval = monitor_interval_ms(node)
-    if interval is None or options.mini_batch_ms is None:
-        return interval
-    return max(interval, options.mini_batch_ms)
-
-
 class StreamingCompiler(Compiler):
-    """Streaming mode: every node's DataFrame has the node's columns, plus ``__kind`` and
-    ``__seq`` when the node emits a changelog."""
+    """Streaming mode: visits the physical plan's exec nodes; every node's DataFrame has the
+    node's columns, plus ``__kind`` and ``__seq`` when the node emits a changelog."""
 
     mode = "streaming"
 
     def __init__(
         self,
         spark: SparkSession,
-        options: StreamingOptions,
-        end_of_input: EndOfInput | None,
+        end_of_input: EndOfInput | None = None,
         local_files: bool = False,
     ) -> None:
         super().__init__(spark, local_files)
-        self.options = options
         self.end_of_input = end_of_input
         self.processing_time = False  # what running the query needs, found while compiling
-        # Per node (by id): do its consumers need its -U rows (``update_before_needed``)?
-        self.update_before: dict[int, bool] = {}
 
-    def carried_fields(self, node: PlanNode) -> list[tuple[str, str]]:
-        return [(KIND, "TINYINT"), (SEQ, "STRING")] if is_changelog(node) else []
+    def carried_fields(self, node: ExecNode) -> list[tuple[str, str]]:
+        return [(KIND, "TINYINT"), (SEQ, "STRING")] if node.changelog else []
 
     def observation(self, name: str) -> Any:
         return name
 
-    def visit_Scan(self, node: Scan) -> DataFrame:
-        source = node.source
-        if isinstance(source, SparkSource):
-            return source.dataframe
-        if not isinstance(source, FileSource):
-            raise ValidationError(f"Table {node.table_name} cannot be read as a stream.")
-        ddl = node.row_type.spark_ddl
+    # -- scans --------------------------------------------------------------------------------
+    def visit_StreamExecDataStreamScan(self, node: StreamExecDataStreamScan) -> DataFrame:
+        df: DataFrame = node.dataframe
+        return df
+
+    def visit_StreamExecTableSourceScan(self, node: StreamExecTableSourceScan) -> DataFrame:
+        scan, source = node.scan, node.source
+        self.check_path(scan.table_name, source)
+        ddl = scan.row_type.spark_ddl
         op = source.op_column
         if op:
-            if op in node.row_type:
-                raise ValidationError(
-                    f"changelog.op-column {op!r} of table {node.table_name} is also a column of "
-                    "its schema; the op column is not part of the table: remove it from the "
-                    "schema."
-                )
             # CSV is positional: the op column comes first (Flink's changelog-csv); JSON and
             # Parquet read it by name.
             ddl = f"`{op}` STRING, {ddl}" if source.format == "csv" else f"{ddl}, `{op}` STRING"
@@ -245,10 +210,10 @@ class StreamingCompiler(Compiler):
             reader = reader.option(k, v)
         df: DataFrame = reader.load(source.path)
         if op:
-            df = self._in_file_order(df, node, source, op)
-        return self._with_watermark(df, node)
+            df = self._in_file_order(df, node, op)
+        return self._with_watermark(df, scan, node.bounded)
 
-    def _in_file_order(self, df: DataFrame, node: Scan, source: FileSource, op: str) -> DataFrame:
+    def _in_file_order(self, df: DataFrame, node: StreamExecTableSourceScan, op: str) -> DataFrame:
         """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
         table, as sortable text: its file's modification time in nanoseconds (Spark's own
         has milliseconds, which files written back to back share: ``file_time``, which fails
@@ -259,11 +224,12 @@ class StreamingCompiler(Compiler):
         split from start to end; nothing else in Spark keeps that order: a sort that spills
         merges equal keys in any order)."""
         names = node.row_type.names
+        plugin = node.plugin_positions
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
-        df = self._positions(df, _POSITION, ref("__file_block_start"))
-        if source.file_order == FILE_ORDERS[0]:
-            df = self._file_times(df, node.table_name)
+        df = with_positions(df, _POSITION, ref("__file_block_start"), plugin)
+        if node.source.file_order == FILE_ORDERS[0]:
+            df = _file_times(df, node.scan.table_name, plugin)
             time = ref(_FILE_TIME).cast("string")
         else:  # "name": the path alone orders the files
             time = F.lit("0")
@@ -277,39 +243,7 @@ class StreamingCompiler(Compiler):
         kind = _kind_of(ref(op), op, ref("__file_path"))
         return df.select(*(ref(n) for n in names), kind, seq.alias(SEQ))
 
-    def _file_times(self, df: DataFrame, table: str) -> DataFrame:
-        """``df`` plus ``__file_time``: its rows' files' modification times in nanoseconds
-        (the plugin's ``file_time`` relation; without the plugin its pandas UDF twin)."""
-        if self.options.jvm_plugin is not False:
-            return jvm_file_time(df, "__file_path", _FILE_TIME, table)
-        times = UserDefinedFunction(
-            file_times, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
-        )
-        micros = F.unix_micros(ref("__file_modification_time"))
-        return df.select("*", times(ref("__file_path"), micros, F.lit(table)).alias(_FILE_TIME))
-
-    def _positions(self, df: DataFrame, name: str, any_column: SparkColumn) -> DataFrame:
-        """``df`` plus ``name``: its rows numbered in the order each task reads or makes them
-        (the plugin's ``position`` relation; without the plugin its pandas UDF twin, given
-        ``any_column`` to count rows by)."""
-        return with_positions(df, name, any_column, plugin=self.options.jvm_plugin is not False)
-
-    def operator_input(self, child: PlanNode) -> DataFrame:
-        """``child`` compiled as an operator's input. An operator's output changes carry an
-        empty ``__seq``: where they reach another operator through narrow steps only, each
-        gets its place in its task's output order instead (the key's changes stay in order
-        through the shuffle and the sort, which keeps equal keys in order only while it does
-        not spill); a scan's ``__seq`` stays."""
-        df = self.compile(child)
-        if not is_changelog(child) or not operator_nodes(child, self.options):
-            return df
-        df = self._positions(df, _OPERATOR_POSITION, ref(KIND))
-        place = F.lpad(ref(_OPERATOR_POSITION).cast("string"), 20, "0")
-        seq = F.when(ref(SEQ) == F.lit(""), place).otherwise(ref(SEQ)).alias(SEQ)
-        names = [*child.row_type.names, KIND]
-        return df.select(*(ref(n) for n in names), seq)
-
-    def _with_watermark(self, df: DataFrame, node: Scan) -> DataFrame:
+    def _with_watermark(self, df: DataFrame, node: Scan, bounded: bool) -> DataFrame:
         """The schema's ``WATERMARK FOR t AS t - INTERVAL ...`` as Spark's ``withWatermark``;
         on a bounded table the end of the input moves it to +infinity."""
         spec = node.schema.watermark if node.schema else None
@@ -332,7 +266,7 @@ class StreamingCompiler(Compiler):
                 f"'{spec.column} - INTERVAL ...' (a bounded delay); got {spec.expr}."
             )
         delay = f"{delay_ms} milliseconds"
-        end = self.end_of_input if is_bounded(node) else None
+        end = self.end_of_input if bounded else None
         if end is None:
             watermarked = df.withWatermark(spec.column, delay)
         else:
@@ -345,188 +279,231 @@ class StreamingCompiler(Compiler):
         # above (a rand() comparison would not do: Spark folds rand() >= 0 to true).
         return watermarked.filter(F.spark_partition_id() >= F.lit(0))
 
-    def visit_Union(self, node: Union) -> DataFrame:
-        if node.distinct:
-            raise ValidationError(
-                "union (distinct) is not supported in streaming mode; use union_all."
-            )
+    # -- stateless ----------------------------------------------------------------------------
+    def visit_StreamExecCalc(self, node: StreamExecCalc) -> DataFrame:
+        df = self.compile(node.input)
+        row = node.input.row_type
+        if node.condition is not None:
+            df = self.filter(node.condition, row, df)
+        if node.projection is not None:
+            df = self.project(node.projection, row, df, self.carried_columns(node.input))
+        return df
+
+    def visit_StreamExecExchange(self, node: StreamExecExchange) -> DataFrame:
+        return self.exchange(node.keys, node.input.row_type, self.compile(node.input))
+
+    def visit_StreamExecLookupJoin(self, node: StreamExecLookupJoin) -> DataFrame:
+        """server_ext's lookup operator over the probe input (see ``lookup.py``)."""
+        lookup = cast(LookupJoin, node.logical)
+        return self.lookup(lookup, self.compile(node.input), self.carried_fields(node.input))
+
+    def visit_StreamExecUnion(self, node: StreamExecUnion) -> DataFrame:
         sides = []
-        for side in (node.left, node.right):
+        for side, insert_only in zip(node.inputs, node.insert_only_inputs, strict=True):
             df = self.compile(side)
-            if is_changelog(node) and not is_changelog(side):
+            if node.changelog and insert_only:
                 # An insert-only stream as a changelog: every row +I, in no particular order.
                 kind = F.lit(wire.INSERT).cast("tinyint").alias(KIND)
                 df = df.select("*", kind, F.lit("").alias(SEQ))
             sides.append(df)
         return sides[0].unionAll(sides[1])
 
+    def operator_input(self, child: ExecNode) -> DataFrame:
+        """``child`` compiled as an operator's input. An operator's output changes carry an
+        empty ``__seq``: where they reach another operator through narrow steps only, each
+        gets its place in its task's output order instead (the key's changes stay in order
+        through the shuffle and the sort, which keeps equal keys in order only while it does
+        not spill); a scan's ``__seq`` stays."""
+        df = self.compile(child)
+        if not child.changelog or not child.runs_operator():
+            return df
+        df = with_positions(df, _OPERATOR_POSITION, ref(KIND), plugin=True)  # operators: JVM
+        place = F.lpad(ref(_OPERATOR_POSITION).cast("string"), 20, "0")
+        seq = F.when(ref(SEQ) == F.lit(""), place).otherwise(ref(SEQ)).alias(SEQ)
+        names = [*child.row_type.names, KIND]
+        return df.select(*(ref(n) for n in names), seq)
+
     # -- joins ------------------------------------------------------------------------------
-    def visit_Join(self, node: Join) -> DataFrame:
-        strategy = join_strategy(node, self.options)
-        if strategy in (JoinStrategy.NATIVE, JoinStrategy.INTERVAL):
-            # Where Spark's own join gives Flink's answer (``join_strategy``). Inner interval
-            # joins: the time bounds are in the condition and both inputs carry their
-            # schemas' watermarks, so Spark keeps state only within the bounds.
-            return self.spark_join(node)
-        keys = node.equi_keys or ()
-        lrow, rrow = node.left.row_type, node.right.row_type
+    def visit_StreamExecJoin(self, node: StreamExecJoin) -> DataFrame:
+        if node.strategy is JoinStrategy.NATIVE:  # Spark's own join gives Flink's answer
+            return self._spark_join(node)
+        union = self._join_union(node, None)
+        return self._operator(node, union, join_spec(node))
+
+    def visit_StreamExecIntervalJoin(self, node: StreamExecIntervalJoin) -> DataFrame:
+        if node.strategy is JoinStrategy.INTERVAL:
+            # Inner interval joins: the time bounds are in the condition and both inputs
+            # carry their schemas' watermarks, so Spark keeps state only within the bounds.
+            return self._spark_join(node)
+        bounds = node.bounds
+        assert bounds is not None
+        union = self._join_union(node, (bounds.left_time, bounds.right_time))
+        return self._operator(node, union, interval_join_spec(node.join))
+
+    def _spark_join(self, node: StreamExecJoin | StreamExecIntervalJoin) -> DataFrame:
+        left, right = node.inputs
+        return self.spark_join(node.join, self.compile(left), self.compile(right))
+
+    def _join_union(
+        self, node: StreamExecJoin | StreamExecIntervalJoin, times: tuple[str, str] | None
+    ) -> TaggedUnion:
+        """Both inputs tagged by side, grouped by the equi key; an interval join's with each
+        row's rowtime as epoch millis (``times``: the left and right rowtime columns)."""
+        join = node.join
+        keys = join.equi_keys or ()
+        left, right = node.inputs
+        lrow, rrow = left.row_type, right.row_type
         types = key_types([[lrow.field(k.left).type, rrow.field(k.right).type] for k in keys])
         rows = [lrow, rrow]
-        bounds = node.interval if strategy is JoinStrategy.INTERVAL_OPERATOR else None
-        ltime, rtime = (bounds.left_time, bounds.right_time) if bounds else (None, None)
+        ltime, rtime = times if times else (None, None)
 
-        def tagged(side: int, child: PlanNode, names: list[str], time: str | None) -> DataFrame:
-            tags = tag_columns(side, child, rows)
+        def tagged(side: int, child: ExecNode, names: list[str], time: str | None) -> DataFrame:
+            tags = tag_columns(side, child.logical, rows)
             # Interval joins: the rowtime as epoch millis only; a timestamp copy would carry
             # its watermark marker and Spark would drop rows behind the watermark before the
-            # operator (see visit_TemporalJoin). A NULL key stays: groupBy keeps its group.
+            # operator (see visit_StreamExecTemporalJoin). A NULL key stays: groupBy keeps it.
             stamp = [F.unix_millis(ref(time)).alias(tw.TIME)] if time else []
             return self.operator_input(child).select(*key_columns(names, types), *tags, *stamp)
 
-        union = tagged_union(
+        return tagged_union(
             [
-                tagged(wire.LEFT, node.left, [k.left for k in keys], ltime),
-                tagged(wire.RIGHT, node.right, [k.right for k in keys], rtime),
+                tagged(wire.LEFT, left, [k.left for k in keys], ltime),
+                tagged(wire.RIGHT, right, [k.right for k in keys], rtime),
             ],
             types,
-            [node.left, node.right],
-            time=bounds is not None,
+            [join.left, join.right],
+            time=times is not None,
         )
-        if bounds is not None:
-            return self._operator(node, union, interval_join_spec(node))
-        return self._operator(node, union, join_spec(node, self.options.default_ttl_ms))
 
     # -- aggregation ------------------------------------------------------------------------
-    def visit_Aggregate(self, node: Aggregate) -> DataFrame:
-        return self._aggregate(node, node.group_keys, node.aggs)
+    def visit_StreamExecGroupAggregate(self, node: StreamExecGroupAggregate) -> DataFrame:
+        """The group aggregate operator over the input, grouped by the group key (a global
+        aggregate: one constant key)."""
+        spec, _ = aggregate_spec(node)
+        union = self._aggregate_union(node, self.operator_input(node.input))
+        return self._operator(node, union, spec)
 
-    def visit_Distinct(self, node: Distinct) -> DataFrame:
-        return self._aggregate(node, node.row_type.names, ())
+    def visit_StreamExecLocalGroupAggregate(self, node: StreamExecLocalGroupAggregate) -> DataFrame:
+        """The local phase: partial accumulators per group key and task (partials merge in
+        any order, so the input needs no order of its own)."""
+        spec, _ = aggregate_spec(node)
+        union = self._aggregate_union(node, self.compile(node.input))
+        return local_aggregate(union, spec, output_schema(node.row_type))
 
-    def _aggregate(
-        self,
-        node: Aggregate | Distinct,
-        group_keys: tuple[str, ...],
-        aggs: tuple[tuple[str, Expression], ...],
+    def visit_StreamExecGlobalGroupAggregate(
+        self, node: StreamExecGlobalGroupAggregate
     ) -> DataFrame:
-        """The group aggregate operator over the input, grouped by the group
-        key (a global aggregate: one constant key); its input row holds the keys and each
-        aggregate argument, computed before the shuffle."""
-        (child,) = node.inputs
-        two = two_phase(node, self.options)
-        spec, columns = aggregate_spec(
-            node,
-            group_keys,
-            aggs,
-            self.update_before.get(id(node), True),
-            aggregate_ttl_ms(node, self.options.default_ttl_ms),
-            mini_batch=self.options.mini_batch_ms is not None,
-            bundle_size=self.options.mini_batch_size,
-            two_phase=two,
-        )
+        """The global phase: the group aggregate operator merging the local partials."""
+        spec, _ = aggregate_spec(node)
+        union = partials_union(self.compile(node.input), max(len(node.group_keys), 1))
+        return self._operator(node, union, spec)
+
+    def _aggregate_union(self, node: StreamExecGroupAggregate, source: DataFrame) -> TaggedUnion:
+        """The aggregate's input row: the keys (in ``__k0..``) and each aggregate argument,
+        computed before the shuffle, tagged as an operator's input."""
+        _, columns = aggregate_spec(node)
+        child = node.input
         row = child.row_type
-        types = [t for _, _, t in columns[: len(group_keys)]]
+        keys = len(node.group_keys)
+        types = [t for _, _, t in columns[:keys]]
         # The keys travel in __k0..: the operator reads only the calls' arguments from the row
         # (aggregate_spec gives each its own column), so the key fields are NULL here, not a
         # second copy of each key for every row to build, shuffle and fold.
-        keys = len(group_keys)
         own = F.struct(
             *(
                 (F.lit(None) if i < keys else to_spark(e, row)).cast(t.spark_ddl).alias(n)
                 for i, (n, e, t) in enumerate(columns)
             )
         )
-        changelog = is_changelog(child)
-        # Two phases: partials merge in any order, so the input needs no order of its own.
-        source = self.compile(child) if two else self.operator_input(child)
+        changelog = child.changelog
         tagged = source.select(
-            *key_columns(list(group_keys), types),
+            *key_columns(list(node.group_keys), types),
             F.lit(0).cast("tinyint").alias(wire.SIDE),
             (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(KIND),
             (ref(SEQ) if changelog else F.lit("")).alias(SEQ),
             own.alias(mw.input_column(0)),
         )
         in_row = RowType(tuple(Field(n, t) for n, _, t in columns))
-        union = tagged_union([tagged], types, [child], rows=[in_row])
-        if two:
-            union = local_aggregate(union, spec, output_schema(node.row_type))
-        return self._operator(node, union, spec)
+        return tagged_union([tagged], types, [child.logical], rows=[in_row])
 
-    def visit_MultiJoin(self, node: MultiJoin) -> DataFrame:
+    def visit_StreamExecMultiJoin(self, node: StreamExecMultiJoin) -> DataFrame:
         """The multi-way join operator over every input, each tagged with its index and
         carried in its own struct column, grouped by the common key."""
+        join = node.join
         spec = mw.MultiJoinSpec(
-            inputs=tuple(fields_of(r.row_type) for r in node.relations),
-            kinds=tuple(WIRE_KINDS[j.kind] for j in node.joins),
+            inputs=tuple(fields_of(r.row_type) for r in join.relations),
+            kinds=tuple(WIRE_KINDS[j.kind] for j in join.joins),
             conditions=tuple(
                 condition_tree(j.condition, j.left.row_type, j.right.row_type)
-                for j in node.joins
+                for j in join.joins
                 if j.condition is not None
             ),
-            ttl_ms=self.options.default_ttl_ms,
+            ttl_ms=node.ttl_ms,
         )
-        inputs = list(zip(node.relations, node.common_key, strict=True))
+        inputs = list(zip(node.inputs, join.common_key, strict=True))
         types = key_types(
             [
                 [r.row_type.field(cols[p]).type for r, cols in inputs]
-                for p in range(len(node.common_key[0]))
+                for p in range(len(join.common_key[0]))
             ]
         )
-        rows = [r.row_type for r in node.relations]
+        rows = [r.row_type for r in node.inputs]
         tagged = [
             self.operator_input(child).select(
-                *key_columns(list(node.common_key[i]), types), *tag_columns(i, child, rows)
+                *key_columns(list(join.common_key[i]), types), *tag_columns(i, child.logical, rows)
             )
-            for i, child in enumerate(node.relations)
+            for i, child in enumerate(node.inputs)
         ]
-        return self._operator(node, tagged_union(tagged, types, list(node.relations)), spec)
+        return self._operator(node, tagged_union(tagged, types, list(join.relations)), spec)
 
-    def visit_TemporalJoin(self, node: TemporalJoin) -> DataFrame:
+    def visit_StreamExecTemporalJoin(self, node: StreamExecTemporalJoin) -> DataFrame:
         """The temporal join operator over both inputs tagged by side; probe rows that arrive
         behind the watermark are counted (observed metric ``late_rows``) and dropped."""
-        if node.equi_keys is None:
+        join = node.join
+        if join.equi_keys is None:
             raise ValidationError("compile the optimized plan: join conditions are not split")
-        keys = node.equi_keys
-        lrow, rrow = node.left.row_type, node.right.row_type
+        keys = join.equi_keys
+        left, right = node.inputs
+        lrow, rrow = left.row_type, right.row_type
         spec = tw.TemporalSpec(
-            kind=WIRE_KINDS[node.kind],
-            time=node.time,
+            kind=WIRE_KINDS[join.kind],
+            time=join.time,
             left=wire.SideSpec(fields_of(lrow)),
             right=wire.SideSpec(
                 fields_of(rrow),
                 wire.InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY,  # TemporalJoin checked the PK
-                tuple(rrow.index(k) for k in node.right_key),
+                tuple(rrow.index(k) for k in join.right_key),
             ),
-            residual=None if node.residual is None else condition_tree(node.residual, lrow, rrow),
-            output_names=node.row_type.names,
+            residual=None if join.residual is None else condition_tree(join.residual, lrow, rrow),
+            output_names=join.row_type.names,
         )
         types = key_types([[lrow.field(k.left).type, rrow.field(k.right).type] for k in keys])
         rows = [lrow, rrow]
 
-        def tagged(side: int, child: PlanNode, names: list[str], time: str | None) -> DataFrame:
+        def tagged(side: int, child: ExecNode, names: list[str], time: str | None) -> DataFrame:
             df = self.operator_input(child)
-            if is_changelog(child) and side == wire.RIGHT:
+            if child.changelog and side == wire.RIGHT:
                 # A versioned table is an upsert stream: +U opens the new version; -U (stamped
                 # with the old version's time) would wrongly close the old one.
                 df = df.filter(ref(KIND) != F.lit(wire.UPDATE_BEFORE))
             stamp = ref(time) if time else F.lit(None).cast("timestamp")
             return df.select(
                 *key_columns(names, types),
-                *tag_columns(side, child, rows),
+                *tag_columns(side, child.logical, rows),
                 # Epoch millis only: a timestamp copy of the rowtime would carry its watermark
                 # marker, and Spark would then drop rows behind the watermark before the
                 # processor could count them as late (or keep a late version).
                 F.unix_millis(stamp).alias(tw.TIME),
             )
 
-        right_time = node.right_time if node.time == "event" else None
+        right_time = join.right_time if join.time == "event" else None
         union = tagged_union(
             [
-                tagged(wire.LEFT, node.left, [k.left for k in keys], node.as_of),
-                tagged(wire.RIGHT, node.right, [k.right for k in keys], right_time),
+                tagged(wire.LEFT, left, [k.left for k in keys], join.as_of),
+                tagged(wire.RIGHT, right, [k.right for k in keys], right_time),
             ],
             types,
-            [node.left, node.right],
+            [join.left, join.right],
             time=True,
         )
         out = self._operator(node, union, spec, keep_late=True)
@@ -539,7 +516,7 @@ class StreamingCompiler(Compiler):
         )
 
     def _operator(
-        self, node: PlanNode, union: TaggedUnion, spec: OperatorSpec, keep_late: bool = False
+        self, node: ExecNode, union: TaggedUnion, spec: OperatorSpec, keep_late: bool = False
     ) -> DataFrame:
         """Run ``spec``'s server_ext operator over ``union``; the rows come out with the
         node's columns and, for a changelog, its row kind (changes of one output row come
@@ -549,9 +526,21 @@ class StreamingCompiler(Compiler):
         if keep_late:  # the temporal join counts and drops its late rows itself
             return out
         names = [ref(n) for n in node.row_type.names]
-        if not is_changelog(node):
+        if not node.changelog:
             return out.select(*names)
         return out.select(*names, ref(KIND), F.lit("").alias(SEQ))
+
+
+def _file_times(df: DataFrame, table: str, plugin: bool) -> DataFrame:
+    """``df`` plus ``__file_time``: its rows' files' modification times in nanoseconds (the
+    plugin's ``file_time`` relation; without the plugin its pandas UDF twin)."""
+    if plugin:
+        return jvm_file_time(df, "__file_path", _FILE_TIME, table)
+    times = UserDefinedFunction(
+        file_times, LongType(), evalType=PythonEvalType.SQL_SCALAR_PANDAS_UDF
+    )
+    micros = F.unix_micros(ref("__file_modification_time"))
+    return df.select("*", times(ref("__file_path"), micros, F.lit(table)).alias(_FILE_TIME))
 
 
 def _kind_of(op: SparkColumn, name: str, file_path: SparkColumn) -> SparkColumn:

@@ -40,16 +40,16 @@ from tableapi.execution import BlackholeSink, FileSink, JdbcSink, PrintSink, Ser
 from tableapi.execution.printing import Printer, PrintingTableResult
 from tableapi.execution.progress import ProgressDisplay
 from tableapi.execution.release import release
+from tableapi.physical import check_streaming, plan_stream
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
     ChangelogMode,
     StateBackend,
     StreamingOptions,
     changelog_mode,
-    check_streaming,
     needs_end_of_input,
 )
-from tableapi.plan.explain import render
+from tableapi.plan.explain import optimized_text
 from tableapi.plan.sources import file_tables
 from tableapi.result import RowKind, StreamingTableResult
 from tableapi.session import reads_local_files
@@ -98,9 +98,9 @@ class StreamingExecutor:
         return server_options(self._config, self._spark())
 
     def to_spark(self, plan: PlanNode) -> DataFrame:
-        check_streaming(plan)
         spark = self._spark()
-        compiled = compile_stream(plan, spark, self.options(), local_files=reads_local_files(spark))
+        physical = plan_stream(plan, self.options())
+        compiled = compile_stream(physical, spark, local_files=reads_local_files(spark))
         self._configure_for(compiled)
         return compiled.dataframe
 
@@ -247,15 +247,14 @@ class StreamingExecutor:
         """The compiled query, with the end-of-input table of a query reading bounded tables
         with watermarks: created before compiling (the compiler analyzes plans that read
         it), dropped if the query does not start. ``sink_keys``: the primary key of the
-        upsert sink the query writes into (see ``compile_stream``)."""
+        upsert sink the query writes into (see ``plan_stream``)."""
+        physical = plan_stream(plan, self.options(), sink_keys)
         spark = self._spark()
         end = EndOfInput.new() if needs_end_of_input(plan) else None
         if end:
             end.create(spark)
         try:
-            yield compile_stream(
-                plan, spark, self.options(), end, sink_keys, reads_local_files(spark)
-            )
+            yield compile_stream(physical, spark, end, reads_local_files(spark))
         except BaseException:
             if end:
                 end.drop(spark)
@@ -432,5 +431,5 @@ def _first_updating_node(plan: PlanNode) -> str:
             changelog_mode(i) is ChangelogMode.INSERT_ONLY for i in node.inputs
         )
         if changelog_mode(node) is ChangelogMode.ALL and inputs_insert_only:
-            return render(node, optimized=True).splitlines()[0]
+            return optimized_text(node)
     return "its input"

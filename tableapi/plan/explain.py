@@ -10,23 +10,11 @@ Example output::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from tableapi.expressions import Call
 from tableapi.plan.base import PlanNode
-from tableapi.plan.changelog import (
-    ChangelogMode,
-    JoinStrategy,
-    StateBackend,
-    StreamingOptions,
-    aggregate_ttl_ms,
-    changelog_mode,
-    input_spec,
-    join_strategy,
-    state_ttl_ms,
-    two_phase,
-    update_before_needed,
-)
+from tableapi.plan.changelog import input_spec
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
 from tableapi.plan.lookup import LookupJoin
 from tableapi.plan.relational import (
@@ -42,90 +30,122 @@ from tableapi.plan.relational import (
 )
 from tableapi.plan.sources import Scan
 
+__all__ = ["input_spec", "logical_text", "optimized_text", "render", "render_tree"]
+
 
 def _table(name: str) -> str:
     return f"table=[[default_catalog, default_database, {name}]]"
 
 
-def _list(items: object) -> str:
-    return "[" + ", ".join(str(i) for i in items) + "]"  # type: ignore[attr-defined]
+def _list(items: Any) -> str:
+    return "[" + ", ".join(str(i) for i in items) + "]"
 
 
-def _logical(node: PlanNode) -> str:
-    if isinstance(node, Scan):
-        return f"LogicalTableScan({_table(node.table_name)})"
-    if isinstance(node, Project):
-        cols = ", ".join(f"{n}=[{e}]" for e, n in zip(node.exprs, node.names, strict=True))
-        return f"LogicalProject({cols})"
-    if isinstance(node, Filter):
-        return f"LogicalFilter(condition=[{node.condition}])"
-    if isinstance(node, Aggregate):
-        aggs = "".join(f", {n}=[{a}]" for n, a in node.aggs)
-        return f"LogicalAggregate(group=[{{{', '.join(node.group_keys)}}}]{aggs})"
-    if isinstance(node, Join):
-        cond = "true" if node.condition is None else node.condition
-        return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.logical_name}])"
-    if isinstance(node, TemporalJoin):
-        return (
-            f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.logical_name}], "
-            f"forSystemTimeAsOf=[{node.as_of}])"
-        )
-    if isinstance(node, LookupJoin):
-        return (
-            f"LogicalCorrelate(condition=[{node.condition}], "
-            f"joinType=[{node.kind.logical_name}], forSystemTimeAsOf=[{node.as_of}], "
-            f"{_table(node.table_name)})"
-        )
-    if isinstance(node, Exchange):
-        return _exchange(node)
-    if isinstance(node, Distinct):
-        return f"LogicalAggregate(group=[{{{', '.join(node.row_type.names)}}}])"
-    if isinstance(node, Sort):
-        return f"LogicalSort(sort=[{', '.join(map(str, node.keys))}])"
-    if isinstance(node, Limit):
-        return f"LogicalSort(offset=[{node.offset}], fetch=[{node.fetch}])"
-    if isinstance(node, Union):
-        return f"LogicalUnion(all=[{str(not node.distinct).lower()}])"
-    if isinstance(node, QueryHints):
-        return f"LogicalHints(hints=[{', '.join(map(str, node.hints))}])"
-    return type(node).__name__
+def _logical_project(node: Project) -> str:
+    cols = ", ".join(f"{n}=[{e}]" for e, n in zip(node.exprs, node.names, strict=True))
+    return f"LogicalProject({cols})"
 
 
-def _optimized(node: PlanNode) -> str:
-    names = _list(node.row_type.names)
-    if isinstance(node, Scan):
-        return f"TableSourceScan({_table(node.table_name)}, fields={names})"
-    if isinstance(node, Project):
-        cols = [
-            str(e) if getattr(e, "name", None) == n else f"{e} AS {n}"
-            for e, n in zip(node.exprs, node.names, strict=True)
-        ]
-        return f"Calc(select={_list(cols)})"
-    if isinstance(node, Filter):
-        return f"Calc(select={names}, where=[{node.condition}])"
-    if isinstance(node, Aggregate):
-        sel = list(node.group_keys) + [f"{a} AS {n}" for n, a in node.aggs]
-        group_by = f"groupBy={_list(node.group_keys)}, " if node.group_keys else ""
-        return f"GroupAggregate({group_by}select={_list(sel)})"
-    if isinstance(node, Join):
-        return _join(node)
-    if isinstance(node, TemporalJoin):
-        return _temporal_join(node)
-    if isinstance(node, MultiJoin):
-        return _multi_join(node)
-    if isinstance(node, LookupJoin):
-        return _lookup_join(node)
-    if isinstance(node, Exchange):
-        return _exchange(node)
-    if isinstance(node, Distinct):
-        return f"GroupAggregate(groupBy={names}, select={names})"
-    if isinstance(node, Sort):
-        return f"Sort(orderBy={_list(node.keys)})"
-    if isinstance(node, Limit):
-        return f"Limit(offset=[{node.offset}], fetch=[{node.fetch}])"
-    if isinstance(node, Union):
-        return f"Union(all=[{str(not node.distinct).lower()}], union={names})"
-    return _logical(node)
+def _logical_aggregate(node: Aggregate) -> str:
+    aggs = "".join(f", {n}=[{a}]" for n, a in node.aggs)
+    return f"LogicalAggregate(group=[{{{', '.join(node.group_keys)}}}]{aggs})"
+
+
+def _logical_join(node: Join) -> str:
+    cond = "true" if node.condition is None else node.condition
+    return f"LogicalJoin(condition=[{cond}], joinType=[{node.kind.logical_name}])"
+
+
+def _logical_temporal_join(node: TemporalJoin) -> str:
+    return (
+        f"LogicalJoin(condition=[{node.condition}], joinType=[{node.kind.logical_name}], "
+        f"forSystemTimeAsOf=[{node.as_of}])"
+    )
+
+
+def _logical_lookup_join(node: LookupJoin) -> str:
+    return (
+        f"LogicalCorrelate(condition=[{node.condition}], "
+        f"joinType=[{node.kind.logical_name}], forSystemTimeAsOf=[{node.as_of}], "
+        f"{_table(node.table_name)})"
+    )
+
+
+#: Logical node type -> its line in the Abstract Syntax Tree (a node without one: its name).
+_LOGICAL: dict[type, Callable[[Any], str]] = {
+    Scan: lambda n: f"LogicalTableScan({_table(n.table_name)})",
+    Project: _logical_project,
+    Filter: lambda n: f"LogicalFilter(condition=[{n.condition}])",
+    Aggregate: _logical_aggregate,
+    Join: _logical_join,
+    TemporalJoin: _logical_temporal_join,
+    LookupJoin: _logical_lookup_join,
+    Exchange: lambda n: _exchange(n),
+    Distinct: lambda n: f"LogicalAggregate(group=[{{{', '.join(n.row_type.names)}}}])",
+    Sort: lambda n: f"LogicalSort(sort=[{', '.join(map(str, n.keys))}])",
+    Limit: lambda n: f"LogicalSort(offset=[{n.offset}], fetch=[{n.fetch}])",
+    Union: lambda n: f"LogicalUnion(all=[{str(not n.distinct).lower()}])",
+    QueryHints: lambda n: f"LogicalHints(hints=[{', '.join(map(str, n.hints))}])",
+}
+
+
+def logical_text(node: PlanNode) -> str:
+    """``node``'s line in the Abstract Syntax Tree.
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> logical_text(Scan("T", ElementsSource(()), RowType.of(("a", BIGINT))))
+    'LogicalTableScan(table=[[default_catalog, default_database, T]])'
+    """
+    text = _LOGICAL.get(type(node))
+    return type(node).__name__ if text is None else text(node)
+
+
+def _calc_project(node: Project) -> str:
+    cols = [
+        str(e) if getattr(e, "name", None) == n else f"{e} AS {n}"
+        for e, n in zip(node.exprs, node.names, strict=True)
+    ]
+    return f"Calc(select={_list(cols)})"
+
+
+def _group_aggregate(node: Aggregate) -> str:
+    sel = list(node.group_keys) + [f"{a} AS {n}" for n, a in node.aggs]
+    group_by = f"groupBy={_list(node.group_keys)}, " if node.group_keys else ""
+    return f"GroupAggregate({group_by}select={_list(sel)})"
+
+
+#: Node type -> its line in the optimized plan (a node without one: its logical line).
+_OPTIMIZED: dict[type, Callable[[Any], str]] = {
+    Scan: lambda n: f"TableSourceScan({_table(n.table_name)}, fields={_list(n.row_type.names)})",
+    Project: _calc_project,
+    Filter: lambda n: f"Calc(select={_list(n.row_type.names)}, where=[{n.condition}])",
+    Aggregate: _group_aggregate,
+    Join: lambda n: _join(n),
+    TemporalJoin: lambda n: _temporal_join(n),
+    MultiJoin: lambda n: _multi_join(n),
+    LookupJoin: lambda n: _lookup_join(n),
+    Exchange: lambda n: _exchange(n),
+    Distinct: lambda n: (
+        f"GroupAggregate(groupBy={_list(n.row_type.names)}, select={_list(n.row_type.names)})"
+    ),
+    Sort: lambda n: f"Sort(orderBy={_list(n.keys)})",
+    Limit: lambda n: f"Limit(offset=[{n.offset}], fetch=[{n.fetch}])",
+    Union: lambda n: f"Union(all=[{str(not n.distinct).lower()}], union={_list(n.row_type.names)})",
+}
+
+
+def optimized_text(node: PlanNode) -> str:
+    """``node``'s line in the optimized plan (batch mode's, and the start of a streaming exec
+    node's).
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> optimized_text(Scan("T", ElementsSource(()), RowType.of(("a", BIGINT))))
+    'TableSourceScan(table=[[default_catalog, default_database, T]], fields=[a])'
+    """
+    text = _OPTIMIZED.get(type(node))
+    return logical_text(node) if text is None else text(node)
 
 
 def _join(node: Join) -> str:
@@ -248,122 +268,40 @@ def _temporal_join(node: TemporalJoin) -> str:
     return f"TemporalJoin({', '.join(parts)})"
 
 
-def _streaming(
-    node: PlanNode, options: StreamingOptions, backend: StateBackend, update_before: bool
+_T = TypeVar("_T")
+
+
+def render_tree(
+    root: _T, describe: Callable[[_T], str], inputs: Callable[[_T], Sequence[_T]]
 ) -> str:
-    """The optimized node's text plus what streaming adds: the join operator, the state
-    backend it runs on, state TTL and the changelog mode (Flink's
-    ``changelogMode=[...]``: ``[I,UA,D]`` where no consumer needs the node's -U rows, as
-    for an upsert sink keyed by its upsert key)."""
-    text = _optimized(node)
-    extra = []
+    """A tree as Flink prints plans: ``:-`` before each input but the last, ``+-`` before the
+    last; ``describe`` gives a node's text.
 
-    def runs_on() -> None:
-        extra.append(f"stateBackend=[{backend.value}]")
-
-    if isinstance(node, Join):
-        strategy = join_strategy(node, options)
-        if strategy is JoinStrategy.OPERATOR:
-            extra.append("operator=[server_ext join processor]")
-            runs_on()
-        elif strategy is JoinStrategy.INTERVAL_OPERATOR:
-            extra.append("operator=[server_ext interval join processor]")
-            runs_on()
-        else:
-            extra.append("operator=[spark stream-stream join]")
-            extra.append(f"stateBackend=[{backend.value}]")
-        for side in ("left", "right"):
-            ttl = state_ttl_ms(node, side, options.default_ttl_ms)
-            if ttl is not None:
-                extra.append(f"{side}StateTtl=[{ttl} ms]")
-    if isinstance(node, LookupJoin):
-        extra.append("operator=[server_ext lookup join, per Arrow batch]")
-    if isinstance(node, MultiJoin):
-        extra.append("operator=[server_ext multi-way join processor]")
-        runs_on()
-        if options.default_ttl_ms is not None:
-            extra.append(f"stateTtl=[{options.default_ttl_ms} ms]")
-    if isinstance(node, TemporalJoin):
-        extra.append("operator=[server_ext temporal join processor]")
-        runs_on()
-    local = None
-    if isinstance(node, Aggregate | Distinct):
-        extra.append("operator=[server_ext group aggregate]")
-        runs_on()
-        ttl = aggregate_ttl_ms(node, options.default_ttl_ms)
-        if ttl is not None:
-            extra.append(f"stateTtl=[{ttl} ms]")
-        if options.mini_batch_ms is not None:
-            extra.append(f"miniBatch=[{options.mini_batch_ms} ms]")
-        if two_phase(node, options):
-            text, local = _two_phases(node)
-    mode = changelog_mode(node)
-    if mode is ChangelogMode.ALL and not update_before:
-        mode = ChangelogMode.UPSERT
-    extra.append(f"changelogMode=[{mode}]")
-    text = text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
-    return text if local is None else f"{text}\n{local}"
-
-
-def _two_phases(node: Aggregate | Distinct) -> tuple[str, str]:
-    """A two-phase aggregation as Flink shows it: the global aggregate merging the partial
-    results (``sum$0``, ``count1$1``, ...) that the local one computes per task."""
-    keys = list(node.group_keys) if isinstance(node, Aggregate) else list(node.row_type.names)
-    aggs = node.aggs if isinstance(node, Aggregate) else ()
-    local, merged = list(keys), list(keys)
-    for i, (name, agg) in enumerate(aggs):
-        fn = agg.name.removesuffix("_distinct") if isinstance(agg, Call) else str(agg)
-        counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)")
-        partial = f"{'count1' if counts_rows else fn}${i}"
-        distinct = "DISTINCT " if isinstance(agg, Call) and agg.name.endswith("_distinct") else ""
-        local.append(f"{agg} AS {partial}")
-        merged.append(f"{fn.upper()}({distinct}{partial}) AS {name}")
-    group_by = f"groupBy={_list(keys)}, " if keys else ""
-    return (
-        f"GlobalGroupAggregate({group_by}select={_list(merged)})",
-        f"LocalGroupAggregate({group_by}select={_list(local)}, changelogMode=[I])",
-    )
-
-
-def render(
-    node: PlanNode,
-    optimized: bool,
-    streaming: StreamingOptions | None = None,
-    sink_keys: tuple[str, ...] | None = None,
-) -> str:
-    """The plan as an indented tree, Flink's ``:-`` / ``+-`` style. In streaming mode the
-    optimized plan also shows changelog modes, join operators, their state backend,
-    and state TTLs; ``sink_keys``: the plan feeds an upsert sink keyed by them (its -U rows
-    are dropped where the upsert key is within them)."""
+    >>> print(render_tree(3, str, lambda n: [n - 1, n - 2] if n > 1 else []))
+    3
+    :- 2
+    :  :- 1
+    :  +- 0
+    +- 1
+    """
     lines: list[str] = []
-    describe: Callable[[PlanNode], str]
-    if optimized and streaming is not None:
-        options = streaming
-        backend = options.state_backend  # one per query
-        needed = update_before_needed(node, sink_keys)
 
-        def describe(n: PlanNode) -> str:
-            return _streaming(n, options, backend, needed.get(id(n), True))
-
-    else:
-        describe = _optimized if optimized else _logical
-
-    def visit(n: PlanNode, prefix: str, child_prefix: str) -> None:
-        # A node shown as a chain (a two-phase aggregate: global, then local) has its
-        # inputs under its last line.
-        first, *chained = describe(n).split("\n")
-        lines.append(prefix + first)
-        for line in chained:
-            lines.append(child_prefix + "+- " + line)
-            child_prefix += "   "
-        inputs = n.inputs
-        for i, child in enumerate(inputs):
-            last = i == len(inputs) - 1
+    def visit(n: _T, prefix: str, child_prefix: str) -> None:
+        lines.append(prefix + describe(n))
+        children = inputs(n)
+        for i, child in enumerate(children):
+            last = i == len(children) - 1
             visit(
                 child,
                 child_prefix + ("+- " if last else ":- "),
                 child_prefix + ("   " if last else ":  "),
             )
 
-    visit(node, "", "")
+    visit(root, "", "")
     return "\n".join(lines)
+
+
+def render(node: PlanNode, optimized: bool) -> str:
+    """The logical plan, or the optimized one (batch mode; a streaming query's optimized plan
+    is its exec nodes: ``tableapi.physical``), as an indented tree."""
+    return render_tree(node, optimized_text if optimized else logical_text, lambda n: n.inputs)

@@ -27,6 +27,7 @@ from tableapi.compiler.expressions import to_spark
 from tableapi.compiler.operators import condition_tree, key_types
 from tableapi.config import MULTI_JOIN_ENABLED
 from tableapi.expressions import InTable, UnresolvedCall
+from tableapi.physical import plan_stream
 from tableapi.plan import ElementsSource, Scan
 from tableapi.plan.changelog import ChangelogMode, StateBackend, StreamingOptions
 from tableapi.types import BIGINT, INT, STRING, DataType, RowType
@@ -109,7 +110,8 @@ def batch(t: Any, spark: SparkSession) -> rel.Relation:
 
 
 def stream(t: Any, spark: SparkSession, options: StreamingOptions | None = None) -> Any:
-    return compile_stream(t.optimized().plan, spark, options or StreamingOptions())
+    physical = plan_stream(t.optimized().plan, options or StreamingOptions())
+    return compile_stream(physical, spark)
 
 
 def jvm_request(plan: rel.Relation, operator: str = "join") -> tuple[rel.Relation, dict[str, Any]]:
@@ -327,7 +329,7 @@ def test_watermarks_and_the_end_of_input(senv, spark):
     wm = first(plan_of(stream(t, spark).dataframe, spark), "with_watermark")
     assert wm.event_time == "t" and wm.delay_threshold == "1000 milliseconds"
     end = EndOfInput.new()
-    compiled = compile_stream(t.optimized().plan, spark, StreamingOptions(), end)
+    compiled = compile_stream(plan_stream(t.optimized().plan, StreamingOptions()), spark, end)
     plan = plan_of(compiled.dataframe, spark)
     assert compiled.bounded and compiled.end_of_input is end
     assert end.table in str(plan)  # the bounded scan also reads the end-of-input table
@@ -639,7 +641,7 @@ def test_a_jvm_operator_request_is_checked_before_it_is_sent(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT, a_v STRING"))
     b = table(senv, "B", schema("b_k BIGINT"))
     join = _join_node(a.left_outer_join(b, col("a_k") == col("b_k")).optimized().plan)
-    spec = join_spec(join)
+    spec = join_spec(plan_stream(join, StreamingOptions()).root)
     union = spark.range(1)
     union._cached_schema = T.StructType([T.StructField("__k0", T.LongType())])
     output = output_schema(join.row_type)

@@ -9,8 +9,8 @@ import pytest
 from tableapi import Schema, TableDescriptor, TableEnvironment, col, lit
 from tableapi.compiler.lookup import lookup_spec, probe_fields
 from tableapi.errors import ValidationError
+from tableapi.physical import check_streaming
 from tableapi.plan import Exchange, Filter, LookupJoin, Project
-from tableapi.plan.changelog import check_streaming
 
 DB = "jdbc:sqlite:/tmp/tableapi-unit/shop.db"
 

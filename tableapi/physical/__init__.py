@@ -1,0 +1,75 @@
+"""The physical plan (streaming): one immutable exec node per physical operator, made once
+after the logical rules by :func:`plan_stream`, each holding the decisions its operator runs
+by (Spark's own join or server_ext's operator, state layout and TTL per input, whether -U
+rows are needed, changelog traits, one or two aggregation phases). ``explain()`` prints the
+exec nodes; the streaming compiler visits them (``visit_<ExecNode>``). A new stateful
+operator is one exec node class here (registered by :func:`exec_node`), one spec, one Java
+class and one registry line on the server.
+
+This package reads the logical plan (``tableapi.plan``) and never the compiler or the
+executors, which read it.
+"""
+
+from tableapi.physical.aggregates import (
+    AggregateState,
+    StreamExecGlobalGroupAggregate,
+    StreamExecGroupAggregate,
+    StreamExecLocalGroupAggregate,
+    aggregate_ttl_ms,
+    two_phase,
+)
+from tableapi.physical.base import EXEC_NODES, RULES, ExecNode, Translation, exec_node, translates
+from tableapi.physical.joins import (
+    JoinInput,
+    JoinStrategy,
+    StreamExecIntervalJoin,
+    StreamExecJoin,
+    StreamExecMultiJoin,
+    StreamExecTemporalJoin,
+    state_ttl_ms,
+)
+from tableapi.physical.planner import StreamPhysicalPlan, check_streaming, plan_stream, trigger_ms
+from tableapi.physical.relational import (
+    StreamExecCalc,
+    StreamExecDataStreamScan,
+    StreamExecExchange,
+    StreamExecLookupJoin,
+    StreamExecTableSourceScan,
+    StreamExecUnion,
+    check_hash_lookup,
+)
+from tableapi.plan.changelog import StreamingOptions
+
+__all__ = [
+    "EXEC_NODES",
+    "RULES",
+    "AggregateState",
+    "ExecNode",
+    "JoinInput",
+    "JoinStrategy",
+    "StreamExecCalc",
+    "StreamExecDataStreamScan",
+    "StreamExecExchange",
+    "StreamExecGlobalGroupAggregate",
+    "StreamExecGroupAggregate",
+    "StreamExecIntervalJoin",
+    "StreamExecJoin",
+    "StreamExecLocalGroupAggregate",
+    "StreamExecLookupJoin",
+    "StreamExecMultiJoin",
+    "StreamExecTableSourceScan",
+    "StreamExecTemporalJoin",
+    "StreamExecUnion",
+    "StreamPhysicalPlan",
+    "StreamingOptions",
+    "Translation",
+    "aggregate_ttl_ms",
+    "check_hash_lookup",
+    "check_streaming",
+    "exec_node",
+    "plan_stream",
+    "state_ttl_ms",
+    "translates",
+    "trigger_ms",
+    "two_phase",
+]
