@@ -567,7 +567,7 @@ class SqlPlanner:
                 raise self.error(
                     ref.span,
                     f"Object '{'.'.join(ref.name)}' not found in {_current(self.catalog)}. "
-                    f"Tables and views: {tables}.{hint}",
+                    f"Tables and views: {', '.join(tables) or '(none)'}.{hint}",
                 )
             path = found.identifier.quoted()
             with self.at(ref.span):

@@ -189,7 +189,8 @@ class _Runner:
         if found is None:
             raise self.error(
                 stmt.span,
-                f"Table {identifier.quoted()} does not exist. Tables: {self.env.list_tables()}.",
+                f"Table {identifier.quoted()} does not exist. Tables: "
+                f"{', '.join(self.env.list_tables()) or '(none)'}.",
             )
         name = identifier.name
         if found.kind == "view":

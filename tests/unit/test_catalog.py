@@ -237,11 +237,32 @@ def test_qualified_and_partially_qualified_names_mean_one_table(env: TableEnviro
         r"\[default_catalog\]; databases: default_database\.",
     ):
         env.execute_sql("CREATE TABLE sales.X (x INT) WITH ('connector' = 'print')")
-    with pytest.raises(SqlValidationError, match=r"Object 'hive\.db\.P' not found"):
+    with pytest.raises(
+        SqlValidationError,
+        match=r"Object 'hive\.db\.P' not found in default_catalog\.default_database\. Tables "
+        r"and views: P, T\.",
+    ):
         env.sql_query("SELECT * FROM hive.db.P")
     with pytest.raises(ValidationError, match=r"Table 'sales\.P' not found"):
         env.from_path("sales.P")
     assert parse_path("`a.b`.c") == ("a.b", "c")
+
+
+def test_a_view_is_not_a_table_with_a_connector(env: TableEnvironment) -> None:
+    env.execute_sql("CREATE VIEW V AS SELECT id, name FROM P")
+    with pytest.raises(
+        ValidationError,
+        match=r"'V' \(default_catalog\.default_database\.V\) is a view, not a table",
+    ):
+        env.descriptor("V")
+    with pytest.raises(SqlValidationError, match=r"'V' is a view: INSERT INTO a table"):
+        env.execute_sql("INSERT INTO V SELECT id, name FROM P")
+    with pytest.raises(
+        SqlValidationError,
+        match=r"Table `default_catalog`\.`default_database`\.`Nope` does not exist\. Tables: P, T, "
+        r"V\.",
+    ):
+        env.execute_sql("INSERT INTO Nope SELECT id, name FROM P")
 
 
 def test_an_insert_by_a_qualified_name_writes_the_table(env: TableEnvironment) -> None:
