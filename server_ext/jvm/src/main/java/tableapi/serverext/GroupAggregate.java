@@ -37,12 +37,8 @@ import org.apache.spark.sql.types.StructType;
  * always, as Flink's), {@code -D} when the key's row count reaches zero, after which the key
  * starts afresh. A retraction for a key with no state is dropped.
  *
- * <p>Functions, with Flink's result types and NULL rules: COUNT(*), COUNT(x) (non-null
- * values), SUM (NULL over no non-null value; integral sums wrap as Java's arithmetic),
- * AVG (the sum as BIGINT, DOUBLE or DECIMAL(38, s), divided by the count; an integral
- * average truncates toward zero and is cast to the argument's type; a DECIMAL average has
- * scale max(6, s), HALF_UP), MIN and MAX (over a retracting input a map value -> count, as
- * Flink's MinWithRetractAggFunction, the current extreme kept beside it), and the DISTINCT
+ * <p>Functions: the classes of {@link AggFunctions} (COUNT(*), COUNT, SUM, AVG, MIN, MAX, with
+ * Flink's result types and NULL rules), one accumulator each per call, and the DISTINCT
  * forms (a map value -> count per distinct argument, shared by the calls on it: a call sees a
  * value when its count goes 0 -> 1 and loses it at 1 -> 0; NULLs are not counted).
  *
@@ -66,32 +62,9 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   private static final long serialVersionUID = 1L;
   private static final byte FORMAT = 1;
 
-  /** The aggregate functions. */
-  enum Fn {
-    COUNT_STAR,
-    COUNT,
-    SUM,
-    AVG,
-    MIN,
-    MAX;
-
-    static Fn of(String name) {
-      return switch (name) {
-        case "count_star" -> COUNT_STAR;
-        case "count" -> COUNT;
-        case "sum" -> SUM;
-        case "avg" -> AVG;
-        case "min" -> MIN;
-        case "max" -> MAX;
-        default -> throw new IllegalArgumentException("unknown aggregate function " + name
-            + "; the operator computes count_star, count, sum, avg, min and max");
-      };
-    }
-  }
-
-  /** One aggregate call: its function, argument field (-1: none), types and distinct map. */
-  record Call(Fn fn, int arg, boolean distinct, DataType argType, DataType resultType,
-      DataType sumType, int distinctSlot) implements Serializable {}
+  /** One aggregate call: its function, argument field (-1: none) and distinct map (-1: none). */
+  record Call(AggFunctions.Fn fn, int arg, boolean distinct, int distinctSlot)
+      implements Serializable {}
 
   private final StructType row;
   private final int keyCount;
@@ -107,7 +80,6 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   private final InputUnion union;
   private final int accAt; // two-phase: the __acc column of the input; -1: none
 
-  private transient RowCodec.RowFormat[] valueFormats; // per call: its stored value's format
   private transient RowCodec.RowFormat[] distinctFormats; // per distinct map: its values'
 
   GroupAggregate(StructType row, int keyCount, Call[] calls, int[] distinctArgs,
@@ -160,19 +132,22 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     List<Integer> distinct = new ArrayList<>();
     for (int i = 0; i < calls.length; i++) {
       Specs.AggCall a = aggs.get(i);
-      Fn fn = Fn.of(a.function());
+      String name = a.function();
       int arg = a.arg();
       boolean isDistinct = a.distinct();
-      if ((fn == Fn.COUNT_STAR) != (arg < 0) || arg >= row.fields().length) {
-        throw new IllegalArgumentException("aggregate " + i + " (" + fn + ") has argument "
-            + arg + " of " + row.fields().length + " input fields");
+      boolean countStar = name.equals("count_star");
+      if (countStar != (arg < 0) || arg >= row.fields().length) {
+        throw new IllegalArgumentException("aggregate " + i + " ("
+            + name.toUpperCase(java.util.Locale.ROOT) + ") has argument " + arg + " of "
+            + row.fields().length + " input fields");
       }
-      if (fn == Fn.COUNT_STAR && isDistinct) {
+      if (countStar && isDistinct) {
         throw new IllegalArgumentException("COUNT(*) has no DISTINCT form");
       }
       DataType argType = arg < 0 ? null : row.fields()[arg].dataType();
       DataType result = output.fields()[1 + keyCount + i].dataType();
-      DataType sum = checkTypes(fn, argType, result, i);
+      AggFunctions.Fn fn = AggFunctions.of(name, argType, result, spec.retractions(),
+          request.java8Time(), i);
       int slot = -1;
       if (isDistinct) {
         slot = distinct.indexOf(arg);
@@ -181,7 +156,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
           distinct.add(arg);
         }
       }
-      calls[i] = new Call(fn, arg, isDistinct, argType, result, sum, slot);
+      calls[i] = new Call(fn, arg, isDistinct, slot);
     }
     boolean twoPhase = !local && spec.twoPhase();
     if (twoPhase && !List.of(request.input().fieldNames()).contains(ACC)) {
@@ -195,65 +170,13 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         spec.ttlMs(), request.java8Time(), request.input());
   }
 
-  /** Checks a call's argument and result types; the type its SUM or AVG sums in. */
-  private static DataType checkTypes(Fn fn, DataType arg, DataType result, int i) {
-    String what = "aggregate " + i + " (" + fn + ")";
-    switch (fn) {
-      case COUNT_STAR, COUNT -> {
-        if (!(result instanceof LongType)) {
-          throw new IllegalArgumentException(what + " gives BIGINT, not " + result.sql());
-        }
-        return null;
-      }
-      case SUM -> {
-        if (!numeric(arg) || !numeric(result)) {
-          throw new IllegalArgumentException(what + " sums numbers, not " + arg.sql());
-        }
-        return result;
-      }
-      case AVG -> {
-        if (!numeric(arg) || !numeric(result)) {
-          throw new IllegalArgumentException(what + " averages numbers, not " + arg.sql());
-        }
-        if (arg instanceof DecimalType d) return DataTypes.createDecimalType(38, d.scale());
-        return arg instanceof FloatType || arg instanceof DoubleType
-            ? DataTypes.DoubleType : DataTypes.LongType;
-      }
-      default -> {
-        if (arg instanceof MapType || arg instanceof ArrayType || arg instanceof StructType) {
-          throw new IllegalArgumentException(what + " compares values, not " + arg.sql());
-        }
-        if (!DataType.equalsStructurally(arg, result, true)) {
-          throw new IllegalArgumentException(what + " of " + arg.sql() + " gives "
-              + arg.sql() + ", not " + result.sql());
-        }
-        return null;
-      }
-    }
-  }
-
-  private static boolean numeric(DataType t) {
-    return t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType
-        || t instanceof LongType || t instanceof FloatType || t instanceof DoubleType
-        || t instanceof DecimalType;
-  }
-
   void init() {
-    if (valueFormats == null) {
-      valueFormats = new RowCodec.RowFormat[calls.length];
-      for (int i = 0; i < calls.length; i++) {
-        Call c = calls[i];
-        DataType t = switch (c.fn) {
-          case SUM, AVG -> c.sumType;
-          case MIN, MAX -> c.argType;
-          default -> null;
-        };
-        if (t != null) valueFormats[i] = format(t);
-      }
-      distinctFormats = new RowCodec.RowFormat[distinctArgs.length];
+    if (distinctFormats == null) {
+      RowCodec.RowFormat[] formats = new RowCodec.RowFormat[distinctArgs.length];
       for (int i = 0; i < distinctArgs.length; i++) {
-        distinctFormats[i] = format(row.fields()[distinctArgs[i]].dataType());
+        formats[i] = AggFunctions.valueFormat(row.fields()[distinctArgs[i]].dataType(), java8Time);
       }
+      distinctFormats = formats;
     }
   }
 
@@ -293,45 +216,26 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   boolean integral() {
     if (distinctArgs.length > 0) return false;
     for (Call c : calls) {
-      boolean sum = (c.fn == Fn.SUM || c.fn == Fn.AVG) && integral(c.argType)
-          && integral(c.sumType);
-      if (c.distinct || !(c.fn == Fn.COUNT_STAR || c.fn == Fn.COUNT || sum)) return false;
+      if (c.distinct || !c.fn.integral()) return false;
     }
     return true;
-  }
-
-  private static boolean integral(DataType t) {
-    return t instanceof LongType || t instanceof IntegerType || t instanceof ShortType
-        || t instanceof ByteType;
   }
 
   /** The input row's field each call reads (-1: none, COUNT(*)). */
   int[] callArgs() {
     int[] args = new int[calls.length];
     for (int i = 0; i < calls.length; i++) {
-      args[i] = calls[i].fn == Fn.COUNT_STAR ? -1 : calls[i].arg;
+      args[i] = calls[i].arg; // -1 for COUNT(*)
     }
     return args;
   }
 
   /** Whether call {@code i} sums its values (SUM, AVG), not only counts them. */
   boolean sums(int i) {
-    return calls[i].fn == Fn.SUM || calls[i].fn == Fn.AVG;
-  }
-
-  private RowCodec.RowFormat format(DataType t) {
-    return new RowCodec.RowFormat(
-        new StructType(new StructField[] {DataTypes.createStructField("v", t, true)}), java8Time);
+    return calls[i].fn.sums();
   }
 
   // -- one key's accumulators ------------------------------------------------------------------
-
-  /** A call's accumulator: a count, a value (sum, extreme), and MIN/MAX's value counts. */
-  private static final class Acc {
-    long count;
-    Object value;
-    Map<Values.Tuple, long[]> counts; // MIN/MAX over a retracting input
-  }
 
   /**
    * A key's partial in the local phase when the calls are {@link #integral}: its rows, and per
@@ -350,9 +254,9 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       Accs accs = new Accs();
       accs.rows = rows;
       for (int i = 0; i < calls.length; i++) {
-        Acc a = accs.accs[i];
+        AggFunctions.Acc a = accs.accs[i];
         a.count = counts[i];
-        if (summed[i]) a.value = plus(calls[i].sumType, null, sums[i], true);
+        if (summed[i]) a.value = ((AggFunctions.Sum) calls[i].fn).integralSum(sums[i]);
       }
       return accs;
     }
@@ -362,16 +266,11 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
   final class Accs {
     long rows;
     long written;
-    final Acc[] accs = new Acc[calls.length];
+    final AggFunctions.Acc[] accs = new AggFunctions.Acc[calls.length];
     final List<Map<Values.Tuple, long[]>> distinct = new ArrayList<>(distinctArgs.length);
 
     Accs() {
-      for (int i = 0; i < accs.length; i++) {
-        accs[i] = new Acc();
-        if (retractions && (calls[i].fn == Fn.MIN || calls[i].fn == Fn.MAX)) {
-          accs[i].counts = new LinkedHashMap<>();
-        }
-      }
+      for (int i = 0; i < accs.length; i++) accs[i] = calls[i].fn.create();
       for (int i = 0; i < distinctArgs.length; i++) distinct.add(new LinkedHashMap<>());
     }
 
@@ -404,7 +303,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       }
       for (int i = 0; i < calls.length; i++) {
         Call c = calls[i];
-        if (c.fn == Fn.COUNT_STAR) continue; // the row count
+        if (c.arg < 0) continue; // COUNT(*): the row count
         Object v = values[c.arg];
         if (v == null || (c.distinct && !seen[c.distinctSlot])) continue;
         applyCall(i, v, add);
@@ -421,28 +320,15 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       rows += add ? 1 : -1;
       for (int m = 0; m < distinctArgs.length; m++) {
         Object v = values[distinctArgs[m]];
-        if (v != null) count(distinct.get(m), new Values.Tuple(new Object[] {v}), add ? 1 : -1);
+        if (v != null) {
+          AggFunctions.count(distinct.get(m), new Values.Tuple(new Object[] {v}), add ? 1 : -1);
+        }
       }
       for (int i = 0; i < calls.length; i++) {
         Call c = calls[i];
-        if (c.fn == Fn.COUNT_STAR || c.distinct) continue;
+        if (c.arg < 0 || c.distinct) continue;
         Object v = values[c.arg];
-        if (v == null) continue;
-        Acc a = accs[i];
-        switch (c.fn) {
-          case COUNT -> a.count += add ? 1 : -1;
-          case SUM, AVG -> {
-            a.count += add ? 1 : -1;
-            a.value = plus(c.sumType, a.value, v, add);
-          }
-          default -> {
-            if (a.counts == null) {
-              extreme(c, a, v, true); // insert-only: the extreme so far
-            } else {
-              count(a.counts, new Values.Tuple(new Object[] {v}), add ? 1 : -1);
-            }
-          }
-        }
+        if (v != null) c.fn.fold(accs[i], v, add);
       }
     }
 
@@ -459,7 +345,7 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
         for (Map.Entry<Values.Tuple, long[]> e : o.distinct.get(m).entrySet()) {
           long[] n = map.get(e.getKey());
           long was = n == null ? 0 : n[0];
-          long now = count(map, e.getKey(), e.getValue()[0]);
+          long now = AggFunctions.count(map, e.getKey(), e.getValue()[0]);
           if ((was > 0) == (now > 0)) continue; // the value neither enters nor leaves
           Object v = e.getKey().values[0];
           for (int i = 0; i < calls.length; i++) {
@@ -469,161 +355,26 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       }
       for (int i = 0; i < calls.length; i++) {
         Call c = calls[i];
-        if (c.fn == Fn.COUNT_STAR || c.distinct) continue;
-        Acc a = accs[i];
-        Acc b = o.accs[i];
-        switch (c.fn) {
-          case COUNT -> a.count += b.count;
-          case SUM, AVG -> {
-            a.count += b.count;
-            if (b.value != null) a.value = plus(c.sumType, a.value, b.value, true);
-          }
-          default -> {
-            if (a.counts == null) {
-              if (b.value != null) extreme(c, a, b.value, true);
-            } else {
-              for (Map.Entry<Values.Tuple, long[]> e : b.counts.entrySet()) {
-                count(a.counts, e.getKey(), e.getValue()[0]);
-              }
-              a.value = null; // the extreme of the values whose count is positive
-              for (Map.Entry<Values.Tuple, long[]> e : a.counts.entrySet()) {
-                Object v = e.getKey().values[0];
-                if (e.getValue()[0] > 0 && (a.value == null || better(v, a.value, c.fn == Fn.MIN))) {
-                  a.value = v;
-                }
-              }
-            }
-          }
-        }
+        if (c.arg < 0 || c.distinct) continue;
+        c.fn.merge(accs[i], o.accs[i]);
       }
     }
 
     /** One value of call {@code i} accumulated or retracted (not DISTINCT-checked). */
     private void applyCall(int i, Object v, boolean add) {
-      Call c = calls[i];
-      Acc a = accs[i];
-      switch (c.fn) {
-        case COUNT -> a.count += add ? 1 : -1;
-        case SUM, AVG -> {
-          a.count += add ? 1 : -1;
-          a.value = plus(c.sumType, a.value, v, add);
-        }
-        default -> extreme(c, a, v, add);
+      if (add) {
+        calls[i].fn.accumulate(accs[i], v);
+      } else {
+        calls[i].fn.retract(accs[i], v);
       }
     }
 
     /** The key's aggregate results, in call order. */
     Object[] results() {
       Object[] out = new Object[calls.length];
-      for (int i = 0; i < calls.length; i++) {
-        Call c = calls[i];
-        Acc a = accs[i];
-        out[i] = switch (c.fn) {
-          case COUNT_STAR -> rows;
-          case COUNT -> a.count;
-          case SUM -> a.count == 0 ? null : a.value;
-          case AVG -> a.count == 0 ? null : average(c, a.value, a.count);
-          default -> a.counts != null && a.counts.isEmpty() ? null : a.value;
-        };
-      }
+      for (int i = 0; i < calls.length; i++) out[i] = calls[i].fn.value(accs[i], rows);
       return out;
     }
-  }
-
-  /** MIN/MAX: Flink's MinAggFunction (insert-only) or MinWithRetractAggFunction. */
-  private static void extreme(Call c, Acc a, Object v, boolean add) {
-    boolean min = c.fn == Fn.MIN;
-    if (a.counts == null) {
-      if (add && (a.value == null || better(v, a.value, min))) a.value = v;
-      return;
-    }
-    Values.Tuple k = new Values.Tuple(new Object[] {v});
-    long[] n = a.counts.get(k);
-    if (add) {
-      if (a.counts.isEmpty() || better(v, a.value, min)) a.value = v;
-      if (n == null) {
-        a.counts.put(k, new long[] {1});
-      } else {
-        n[0]++;
-      }
-    } else if (n != null && --n[0] == 0) {
-      a.counts.remove(k);
-      if (Values.same(v, a.value)) { // the extreme left: the next one from the counts
-        a.value = null;
-        for (Values.Tuple t : a.counts.keySet()) {
-          if (a.value == null || better(t.values[0], a.value, min)) a.value = t.values[0];
-        }
-      }
-    }
-  }
-
-  /** Adds {@code delta} to a value's count (gone at zero); returns the new count. */
-  private static long count(Map<Values.Tuple, long[]> counts, Values.Tuple k, long delta) {
-    long[] n = counts.get(k);
-    long now = (n == null ? 0 : n[0]) + delta;
-    if (now == 0) {
-      counts.remove(k);
-    } else if (n == null) {
-      counts.put(k, new long[] {now});
-    } else {
-      n[0] = now;
-    }
-    return now;
-  }
-
-  private static boolean better(Object v, Object current, boolean min) {
-    int cmp = compare(v, current);
-    return min ? cmp < 0 : cmp > 0;
-  }
-
-  /** Flink's order of two values of one type (strings by code point, bytes unsigned). */
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  static int compare(Object a, Object b) {
-    if (a instanceof String x && b instanceof String y) return Values.compareCodePoints(x, y);
-    if (a instanceof byte[] x && b instanceof byte[] y) return Arrays.compareUnsigned(x, y);
-    return ((Comparable) a).compareTo(b);
-  }
-
-  /** {@code sum + v} (or {@code - v}) in the sum's type: Java's wrapping integer arithmetic. */
-  private static Object plus(DataType t, Object sum, Object v, boolean add) {
-    Number x = (Number) v;
-    if (t instanceof DecimalType d) {
-      BigDecimal b = x instanceof BigDecimal bd ? bd : new BigDecimal(x.toString());
-      BigDecimal s = sum == null ? BigDecimal.ZERO : (BigDecimal) sum;
-      return (add ? s.add(b) : s.subtract(b)).setScale(d.scale(), RoundingMode.HALF_UP);
-    }
-    if (t instanceof DoubleType) {
-      double s = sum == null ? 0 : (Double) sum;
-      return add ? s + x.doubleValue() : s - x.doubleValue();
-    }
-    if (t instanceof FloatType) {
-      float s = sum == null ? 0 : (Float) sum;
-      return add ? s + x.floatValue() : s - x.floatValue();
-    }
-    long s = sum == null ? 0 : ((Number) sum).longValue();
-    long r = add ? s + x.longValue() : s - x.longValue();
-    if (t instanceof ByteType) return (byte) r;
-    if (t instanceof ShortType) return (short) r;
-    if (t instanceof IntegerType) return (int) r;
-    return r;
-  }
-
-  /** AVG's result: the sum divided by the count, in the result's type. */
-  private static Object average(Call c, Object sum, long count) {
-    DataType t = c.resultType;
-    if (t instanceof DecimalType d) {
-      return ((BigDecimal) sum).divide(BigDecimal.valueOf(count), d.scale(), RoundingMode.HALF_UP);
-    }
-    if (sum instanceof Double s) {
-      double avg = s / count;
-      return t instanceof FloatType ? (Object) (float) avg : (Object) avg;
-    }
-    long avg = (Long) sum / count; // truncated toward zero, as Java's
-    if (t instanceof ByteType) return (byte) avg;
-    if (t instanceof ShortType) return (short) avg;
-    if (t instanceof IntegerType) return (int) avg;
-    if (t instanceof LongType) return avg;
-    return t instanceof FloatType ? (Object) (float) avg : (Object) (double) avg;
   }
 
   // -- the function ----------------------------------------------------------------------------
@@ -789,23 +540,9 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     out.raw(FORMAT, 1);
     out.zigzag(s.rows);
     out.zigzag(s.written);
-    for (int i = 0; i < calls.length; i++) {
-      Acc a = s.accs[i];
-      switch (calls[i].fn) {
-        case COUNT_STAR -> { }
-        case COUNT -> out.zigzag(a.count);
-        case SUM, AVG -> {
-          out.zigzag(a.count);
-          valueFormats[i].write(out, new Object[] {a.value});
-        }
-        default -> {
-          valueFormats[i].write(out, new Object[] {a.value});
-          if (a.counts != null) writeCounts(out, valueFormats[i], a.counts);
-        }
-      }
-    }
+    for (int i = 0; i < calls.length; i++) calls[i].fn.write(out, s.accs[i]);
     for (int m = 0; m < distinctArgs.length; m++) {
-      writeCounts(out, distinctFormats[m], s.distinct.get(m));
+      AggFunctions.writeCounts(out, distinctFormats[m], s.distinct.get(m));
     }
     return out.bytes();
   }
@@ -816,41 +553,10 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
     Accs s = new Accs();
     s.rows = in.zigzag();
     s.written = in.zigzag();
-    for (int i = 0; i < calls.length; i++) {
-      Acc a = s.accs[i];
-      switch (calls[i].fn) {
-        case COUNT_STAR -> { }
-        case COUNT -> a.count = in.zigzag();
-        case SUM, AVG -> {
-          a.count = in.zigzag();
-          a.value = valueFormats[i].read(in)[0];
-        }
-        default -> {
-          a.value = valueFormats[i].read(in)[0];
-          if (a.counts != null) readCounts(in, valueFormats[i], a.counts);
-        }
-      }
-    }
+    for (int i = 0; i < calls.length; i++) calls[i].fn.read(in, s.accs[i]);
     for (int m = 0; m < distinctArgs.length; m++) {
-      readCounts(in, distinctFormats[m], s.distinct.get(m));
+      AggFunctions.readCounts(in, distinctFormats[m], s.distinct.get(m));
     }
     return s;
-  }
-
-  private static void writeCounts(
-      RowCodec.Out out, RowCodec.RowFormat format, Map<Values.Tuple, long[]> counts) {
-    out.varint(counts.size());
-    for (Map.Entry<Values.Tuple, long[]> e : counts.entrySet()) {
-      format.write(out, e.getKey().values);
-      out.zigzag(e.getValue()[0]);
-    }
-  }
-
-  private static void readCounts(
-      RowCodec.In in, RowCodec.RowFormat format, Map<Values.Tuple, long[]> counts) {
-    for (long j = 0, n = in.varint(); j < n; j++) {
-      Object[] v = format.read(in);
-      counts.put(new Values.Tuple(v), new long[] {in.zigzag()});
-    }
   }
 }

@@ -23,7 +23,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.CatalystTypeConverters$;
@@ -391,84 +390,26 @@ public final class LocalGroupAggregate implements Serializable {
     return CollectionConverters.asScala(exprs).toList();
   }
 
-  /** The columns a node makes ({@code output}): not missing from its input. */
-  private static AttributeSet produced(Seq<Attribute> output) {
-    @SuppressWarnings("unchecked")
-    scala.collection.Iterable<Expression> columns =
-        (scala.collection.Iterable<Expression>) (scala.collection.Iterable<?>) output;
-    return AttributeSet.apply(columns);
-  }
-
   /** The logical node: its child (the union), the spec, the child's columns, its output. */
-  public static final class Node extends LogicalPlan {
+  public static final class Node extends PluginNodes.Logical {
     private static final long serialVersionUID = 1L;
-    private final LogicalPlan child;
     private final String specJson;
     private final Seq<Attribute> input; // what it reads: all of the union (for column pruning)
-    private final Seq<Attribute> output;
 
     public Node(LogicalPlan child, String specJson, Seq<Attribute> input, Seq<Attribute> output) {
-      this.child = child;
+      super("LocalGroupAggregate", child, output);
       this.specJson = specJson;
       this.input = input;
-      this.output = output;
     }
 
     @Override
-    public Seq<Attribute> output() {
-      return output;
-    }
-
-    @Override
-    public Seq<LogicalPlan> children() {
-      return CollectionConverters.asScala(List.of(child)).toList();
-    }
-
-    @Override
-    public AttributeSet producedAttributes() {
-      return produced(output);
+    protected Object[] fields() {
+      return new Object[] {specJson, input, output()};
     }
 
     @Override
     public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> children) {
-      return new Node(children.apply(0), specJson, input, output);
-    }
-
-    @Override
-    public String nodeName() {
-      return "LocalGroupAggregate";
-    }
-
-    @Override
-    public int productArity() {
-      return 4;
-    }
-
-    @Override
-    public Object productElement(int n) {
-      return switch (n) {
-        case 0 -> child;
-        case 1 -> specJson;
-        case 2 -> input;
-        case 3 -> output;
-        default -> throw new IndexOutOfBoundsException(n);
-      };
-    }
-
-    @Override
-    public boolean canEqual(Object that) {
-      return that instanceof Node;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Node n && child.equals(n.child) && specJson.equals(n.specJson)
-          && input.equals(n.input) && output.equals(n.output);
-    }
-
-    @Override
-    public int hashCode() {
-      return Objects.hash(child, specJson, input, output);
+      return new Node(children.apply(0), specJson, input, output());
     }
   }
 
@@ -476,19 +417,21 @@ public final class LocalGroupAggregate implements Serializable {
    * The physical operator: {@link #process} over each partition of its child's rows, each
    * projected by {@code reads} (over the child's columns) into the row the phase reads.
    */
-  public static final class Exec extends SparkPlan {
+  public static final class Exec extends PluginNodes.Physical {
     private static final long serialVersionUID = 1L;
-    private final SparkPlan child;
     private final LocalGroupAggregate fn;
     private final Seq<Expression> reads;
-    private final Seq<Attribute> output;
 
     public Exec(SparkPlan child, LocalGroupAggregate fn, Seq<Expression> reads,
         Seq<Attribute> output) {
-      this.child = child;
+      super("LocalGroupAggregate", child, output);
       this.fn = fn;
       this.reads = reads;
-      this.output = output;
+    }
+
+    @Override
+    protected Object[] fields() {
+      return new Object[] {fn, reads, output()};
     }
 
     @Override
@@ -502,49 +445,8 @@ public final class LocalGroupAggregate implements Serializable {
     }
 
     @Override
-    public Seq<Attribute> output() {
-      return output;
-    }
-
-    @Override
-    public AttributeSet producedAttributes() {
-      return produced(output);
-    }
-
-    @Override
-    public Seq<SparkPlan> children() {
-      return CollectionConverters.asScala(List.of(child)).toList();
-    }
-
-    @Override
     public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> children) {
-      return new Exec(children.apply(0), fn, reads, output);
-    }
-
-    @Override
-    public String nodeName() {
-      return "LocalGroupAggregate";
-    }
-
-    @Override
-    public int productArity() {
-      return 4;
-    }
-
-    @Override
-    public Object productElement(int n) {
-      return switch (n) {
-        case 0 -> child;
-        case 1 -> fn;
-        case 2 -> reads;
-        case 3 -> output;
-        default -> throw new IndexOutOfBoundsException(n);
-      };
-    }
-
-    @Override
-    public boolean canEqual(Object that) {
-      return that instanceof Exec;
+      return new Exec(children.apply(0), fn, reads, output());
     }
   }
 
@@ -586,7 +488,7 @@ public final class LocalGroupAggregate implements Serializable {
         }
         read = new Project(CollectionConverters.asScala(kept).toList(), read);
       }
-      SparkPlan exec = new Exec(planLater(read), fn, seq(reads), node.output);
+      SparkPlan exec = new Exec(planLater(read), fn, seq(reads), node.output());
       return CollectionConverters.asScala(List.<SparkPlan>of(exec)).toList();
     }
 
