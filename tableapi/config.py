@@ -21,7 +21,7 @@ from typing import Any, TypeVar, overload
 
 from tableapi.errors import ValidationError
 from tableapi.options import ConfigOption, ConfigOptions, OptionGroup
-from tableapi.plan.changelog import AggPhaseStrategy, StateBackend, StreamingOptions
+from tableapi.physical.options import AggPhaseStrategy, StateBackend, StreamingOptions
 
 T = TypeVar("T")
 

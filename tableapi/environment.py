@@ -27,6 +27,7 @@ from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
 from tableapi.expressions import Expression, UnresolvedCall, UserFunction
 from tableapi.functions import unknown_function
+from tableapi.physical.options import StreamingOptions
 from tableapi.plan import (
     ElementsSource,
     FileSource,
@@ -36,7 +37,6 @@ from tableapi.plan import (
     Source,
     SparkSource,
 )
-from tableapi.plan.changelog import StreamingOptions
 from tableapi.rules import OptimizedPlan, optimize
 from tableapi.schema import Schema
 from tableapi.table import Table, TemporalTableFunction

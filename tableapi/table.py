@@ -28,7 +28,7 @@ from tableapi.expressions import (
     strip_alias,
     to_expression,
 )
-from tableapi.physical import plan_stream
+from tableapi.physical import StreamingOptions, plan_stream
 from tableapi.plan import (
     Aggregate,
     Distinct,
@@ -46,7 +46,6 @@ from tableapi.plan import (
     Union,
 )
 from tableapi.plan import explain as plan_explain
-from tableapi.plan.changelog import StreamingOptions
 from tableapi.plan.lookup import lookup_table_scan
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan

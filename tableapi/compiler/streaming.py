@@ -79,8 +79,9 @@ from tableapi.physical import (
     StreamExecUnion,
     StreamPhysicalPlan,
 )
+from tableapi.physical.options import StateBackend
 from tableapi.plan import LookupJoin, Scan
-from tableapi.plan.changelog import ChangelogMode, StateBackend
+from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
 from tableapi.types import Field, RowType
 from tableapi.types import to_spark as spark_type

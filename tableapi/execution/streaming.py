@@ -41,11 +41,10 @@ from tableapi.execution.printing import Printer, PrintingTableResult
 from tableapi.execution.progress import ProgressDisplay
 from tableapi.execution.release import release
 from tableapi.physical import check_streaming, plan_stream
+from tableapi.physical.options import StateBackend, StreamingOptions
 from tableapi.plan import PlanNode
 from tableapi.plan.changelog import (
     ChangelogMode,
-    StateBackend,
-    StreamingOptions,
     changelog_mode,
     needs_end_of_input,
 )

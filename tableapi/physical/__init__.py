@@ -28,6 +28,7 @@ from tableapi.physical.joins import (
     StreamExecTemporalJoin,
     state_ttl_ms,
 )
+from tableapi.physical.options import AggPhaseStrategy, StateBackend, StreamingOptions
 from tableapi.physical.planner import StreamPhysicalPlan, check_streaming, plan_stream, trigger_ms
 from tableapi.physical.relational import (
     StreamExecCalc,
@@ -38,15 +39,16 @@ from tableapi.physical.relational import (
     StreamExecUnion,
     check_hash_lookup,
 )
-from tableapi.plan.changelog import StreamingOptions
 
 __all__ = [
     "EXEC_NODES",
     "RULES",
+    "AggPhaseStrategy",
     "AggregateState",
     "ExecNode",
     "JoinInput",
     "JoinStrategy",
+    "StateBackend",
     "StreamExecCalc",
     "StreamExecDataStreamScan",
     "StreamExecExchange",

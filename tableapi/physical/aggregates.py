@@ -26,13 +26,11 @@ import attrs
 from tableapi.durations import parse_duration_ms
 from tableapi.expressions import Call, Expression
 from tableapi.physical.base import ExecNode, Translation, exec_node, translates
+from tableapi.physical.options import AggPhaseStrategy, StateBackend, StreamingOptions
 from tableapi.plan import Aggregate, Distinct
 from tableapi.plan.changelog import (
-    AggPhaseStrategy,
     ChangelogMode,
     ChangelogTraits,
-    StateBackend,
-    StreamingOptions,
 )
 
 #: The aggregate functions whose partial results merge (all of Flink's built-in ones the

@@ -25,8 +25,9 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from tableapi.physical.options import StreamingOptions
 from tableapi.plan.base import PlanNode
-from tableapi.plan.changelog import ChangelogMode, ChangelogTraits, StreamingOptions
+from tableapi.plan.changelog import ChangelogMode, ChangelogTraits
 from tableapi.types import RowType
 
 #: Exec node classes by name (``stream-exec-join``): what a plan read back by name finds.

@@ -28,11 +28,10 @@ from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.expressions import conjuncts
 from tableapi.physical.base import ExecNode, Translation, exec_node
+from tableapi.physical.options import StateBackend, StreamingOptions
 from tableapi.plan import IntervalBounds, Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.changelog import (
     ChangelogMode,
-    StateBackend,
-    StreamingOptions,
     changelog_mode,
     input_spec,
     is_changelog,

@@ -18,9 +18,9 @@ import attrs
 
 from tableapi.errors import ValidationError
 from tableapi.physical.base import RULES, ExecNode, Rule, Translation
+from tableapi.physical.options import StreamingOptions
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import (
-    StreamingOptions,
     all_bounded,
     changelog_traits,
     monitor_interval_ms,

@@ -28,8 +28,9 @@ from tableapi.compiler.operators import condition_tree, key_types
 from tableapi.config import MULTI_JOIN_ENABLED
 from tableapi.expressions import InTable, UnresolvedCall
 from tableapi.physical import plan_stream
+from tableapi.physical.options import StateBackend, StreamingOptions
 from tableapi.plan import ElementsSource, Scan
-from tableapi.plan.changelog import ChangelogMode, StateBackend, StreamingOptions
+from tableapi.plan.changelog import ChangelogMode
 from tableapi.types import BIGINT, INT, STRING, DataType, RowType
 
 

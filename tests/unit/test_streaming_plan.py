@@ -9,11 +9,11 @@ from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError,
 from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
 from tableapi.physical import StreamExecJoin, plan_stream
+from tableapi.physical.options import StreamingOptions
 from tableapi.plan import Filter, Join, PlanNode
 from tableapi.plan.changelog import (
     ChangelogKind,
     ChangelogMode,
-    StreamingOptions,
     all_bounded,
     changelog_mode,
     changelog_traits,
