@@ -606,8 +606,10 @@ def _quoted(name: str) -> str:
 
 # Flink's serializable names of the types whose SQL names are shorthands.
 _FLINK_TYPE_NAMES = {"STRING": "VARCHAR(2147483647)", "BYTES": "VARBINARY(2147483647)"}
-# Binding strength of the infix operators (Calcite's order): a weaker operand is parenthesized.
-_PRECEDENCE = {"OR": 1, "AND": 2, "*": 6, "/": 6, "%": 6, "||": 5, "+": 5, "-": 5}
+# Binding strength of the operators (Calcite's order): a weaker operand is parenthesized.
+_PRECEDENCE = {"OR": 1, "AND": 2, "NOT": 3, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6, "||": 6}
+_COMPARISON = 4  # =, <, IS NULL, LIKE ...
+_PREFIX = 8  # unary minus
 
 
 def _flink_type(t: DataType) -> str:
@@ -619,26 +621,41 @@ def _flink_type(t: DataType) -> str:
 
 
 def _flink_sql(e: Expression, outer: int = 0) -> str:
-    """An expression as Flink serializes a computed column or watermark: columns in
-    backquotes, operators without redundant parentheses.
+    """An expression as Flink prints a computed column or watermark (Calcite's unparse of
+    what was written): columns in backquotes, no redundant parentheses.
 
     >>> from tableapi import col
     >>> _flink_sql((col("a") + col("b")) * 2), _flink_sql(call("upper", col("s")))
     ('(`a` + `b`) * 2', 'UPPER(`s`)')
+    >>> _flink_sql(-col("a")), _flink_sql(col("s").cast("INT").is_null)
+    ('- `a`', 'CAST(`s` AS INTEGER) IS NULL')
     """
+
+    def wrap(text: str, strength: int) -> str:
+        return f"({text})" if strength < outer else text
+
     if isinstance(e, Column):
         return _quoted(e.name)
     if isinstance(e, Cast):
-        return f"CAST({_flink_sql(e.expr)} AS {_flink_type(e.to)})"
-    if isinstance(e, Call) and e.function.infix and len(e.args) == 2:
+        to = str(e.to.plain().with_nullable(True))
+        return f"CAST({_flink_sql(e.expr)} AS {'INTEGER' if to == 'INT' else to})"
+    if not isinstance(e, Call):
+        return str(e)
+    if e.function.infix and len(e.args) == 2:
         op = e.function.infix
-        strength = _PRECEDENCE.get(op, 4)  # comparisons and the like
-        text = f"{_flink_sql(e.args[0], strength)} {op} {_flink_sql(e.args[1], strength + 1)}"
-        return f"({text})" if strength < outer else text
-    if isinstance(e, Call) and e.name not in _NOT_SQL_FUNCTIONS | {"if"}:
-        if not e.name.endswith("_distinct"):
-            return f"{e.name.upper()}({', '.join(_flink_sql(a) for a in e.args)})"
-    return str(e)
+        strength = _PRECEDENCE.get(op, _COMPARISON)
+        left, right = _flink_sql(e.args[0], strength), _flink_sql(e.args[1], strength + 1)
+        return wrap(f"{left} {op} {right}", strength)
+    if e.name in ("is_null", "is_not_null"):
+        test = "IS NULL" if e.name == "is_null" else "IS NOT NULL"
+        return wrap(f"{_flink_sql(e.args[0], _COMPARISON + 1)} {test}", _COMPARISON)
+    if e.name == "negate":
+        return wrap(f"- {_flink_sql(e.args[0], _PREFIX)}", _PREFIX)
+    if e.name == "not":
+        return wrap(f"NOT {_flink_sql(e.args[0], _PRECEDENCE['NOT'])}", _PRECEDENCE["NOT"])
+    if e.name in _NOT_SQL_FUNCTIONS | {"if"} or e.name.endswith("_distinct"):
+        return str(e)
+    return f"{e.name.upper()}({', '.join(_flink_sql(a) for a in e.args)})"
 
 
 def _bare_proctime(e: S.Expr, stmt: S.CreateTable) -> bool:

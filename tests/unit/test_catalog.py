@@ -90,6 +90,26 @@ def test_show_create_table_prints_types_expressions_comment_and_sorted_options()
     )
 
 
+def test_show_create_table_writes_computed_columns_as_flink_does() -> None:
+    env = TableEnvironment.create()
+    env.execute_sql(
+        "CREATE TABLE X (a INT, b INT, s STRING, ts TIMESTAMP(3), c1 AS (a + b) * 2, "
+        "c2 AS a + b * 2, c3 AS CAST(a AS STRING), c5 AS COALESCE(a, 0), c6 AS a - (b - 1), "
+        "c7 AS a > 1 AND b < 2 OR a IS NULL, c8 AS CAST(s AS INT), c9 AS -a, "
+        "WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE) WITH ('connector' = 'print')"
+    )
+    # PyFlink 2.3.0's text (s || 'x' it writes as written; the product as CONCAT(`s`, 'x'))
+    assert show(env, "SHOW CREATE TABLE X") == (
+        "CREATE TABLE `default_catalog`.`default_database`.`X` (\n  `a` INT,\n  `b` INT,\n"
+        "  `s` VARCHAR(2147483647),\n  `ts` TIMESTAMP(3),\n  `c1` AS (`a` + `b`) * 2,\n"
+        "  `c2` AS `a` + `b` * 2,\n  `c3` AS CAST(`a` AS STRING),\n  `c5` AS COALESCE(`a`, 0),\n"
+        "  `c6` AS `a` - (`b` - 1),\n  `c7` AS `a` > 1 AND `b` < 2 OR `a` IS NULL,\n"
+        "  `c8` AS CAST(`s` AS INTEGER),\n  `c9` AS - `a`,\n"
+        "  WATERMARK FOR `ts` AS `ts` - INTERVAL '1' MINUTE\n)\n"
+        "WITH (\n  'connector' = 'print'\n)\n"
+    )
+
+
 def test_show_create_of_a_table_api_table_follows_how_it_was_created() -> None:
     env = TableEnvironment.create()
     schema = Schema.new_builder().column("x", "INT").build()
