@@ -13,7 +13,7 @@ Example (what ``TableEnvironment`` does for a query over bounded tables)::
 
     end = EndOfInput.new()
     end.create(spark)
-    query = compile_stream(plan, spark, options, end).dataframe.writeStream....start()
+    query = compile_stream(plan_stream(plan, options), spark, end).dataframe.writeStream....start()
     query.processAllAvailable()   # the bounded files
     end.signal(spark)             # their end
     query.processAllAvailable()   # held rows emitted

@@ -22,11 +22,14 @@ from tableapi.plan import (
 )
 from tableapi.plan.lookup import LOOKUP_JOIN_HINTS
 
+#: The nodes a hint sees through to the table below (they keep its rows' identity).
+_SEE_THROUGH = frozenset({Project, Filter, QueryHints})
+
 
 def direct_table(node: PlanNode) -> str | None:
     """The table a join input reads directly (through projections and filters only)."""
-    while isinstance(node, Project | Filter | QueryHints):
-        node = node.input
+    while type(node) in _SEE_THROUGH:
+        (node,) = node.inputs
     return node.table_name if isinstance(node, Scan) else None
 
 

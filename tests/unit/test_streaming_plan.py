@@ -622,3 +622,64 @@ def test_multi_join_takes_only_chains_on_one_common_key(senv):
     ba, bb, bc = (_table(batch, n, f"{n.lower()} BIGINT", op=None) for n in "ABC")
     plan = ba.join(bb, col("a") == col("b")).join(bc, col("b") == col("c")).explain()
     assert "MultiJoin" not in plan
+
+
+# -- the physical plan ---------------------------------------------------------------------------
+def test_exec_nodes_name_and_version_themselves_and_hold_their_decisions(senv, tables):
+    """Every exec node class is registered once by name and version (Flink's
+    ExecNodeMetadata); the plan holds each decision, which the compiler and explain read."""
+    from tableapi.physical import EXEC_NODES, StreamExecGroupAggregate, StreamExecJoin
+
+    names = {cls.NAME for cls in EXEC_NODES.values()}
+    assert len(names) == len(EXEC_NODES) and all(n.startswith("stream-exec-") for n in names)
+    assert all(cls.VERSION >= 1 for cls in EXEC_NODES.values())
+    orders, product, _ = tables
+    senv.config.set("table.exec.state.ttl", "1 h")
+    q = orders.left_outer_join(product, col("product_id") == col("id"))
+    root = plan_stream(q.optimized().plan, senv.streaming_options()).root
+    join = next(n for n in root.walk() if isinstance(n, StreamExecJoin))
+    assert join.metadata == "stream-exec-join_1" and join.stateful
+    assert (join.left.input_spec, join.left.unique_key, join.left.ttl_ms) == (
+        "HasUniqueKey",
+        ("order_id",),
+        3_600_000,
+    )
+    grouped = orders.group_by(col("product_id")).select(col("amount").sum.alias("s"))
+    agg = next(
+        n
+        for n in plan_stream(grouped.optimized().plan, senv.streaming_options()).root.walk()
+        if isinstance(n, StreamExecGroupAggregate)
+    )
+    assert agg.state.ttl_ms == 3_600_000 and agg.state.update_before and not agg.two_phase
+
+
+def test_the_physical_layer_reads_down_only_and_has_no_node_ladders():
+    """tableapi.physical imports neither the compiler nor the executors (one-way flow);
+    explain, the changelog inference and the hint rule dispatch by node type through
+    tables, not isinstance ladders over plan nodes."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "tableapi"
+    for path in (root / "physical").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("tableapi.compiler", "tableapi.execution")), (
+                    f"{path.name} imports {node.module}"
+                )
+    plan_nodes = {
+        "Scan", "Project", "Filter", "Aggregate", "Distinct", "Join", "MultiJoin",
+        "TemporalJoin", "LookupJoin", "Exchange", "Union", "Sort", "Limit", "QueryHints",
+    }  # fmt: skip
+    for module in ("plan/explain.py", "plan/changelog.py", "rules/hints.py"):
+        tree = ast.parse((root / module).read_text())
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            tested = {
+                ast.unparse(call.args[1])
+                for call in ast.walk(fn)
+                if isinstance(call, ast.Call)
+                and getattr(call.func, "id", None) == "isinstance"
+                and len(call.args) == 2
+            }
+            kinds = {t for text in tested for t in plan_nodes if t in text.split(" | ")}
+            assert len(kinds) <= 1, f"{module}:{fn.name} tests node types {sorted(kinds)}"
