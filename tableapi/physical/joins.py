@@ -37,6 +37,7 @@ from tableapi.plan.changelog import (
     is_changelog,
     unique_key_for_state,
 )
+from tableapi.plan.explain import join_text
 
 
 class JoinStrategy(str, Enum):
@@ -126,6 +127,9 @@ class StreamExecJoin(ExecNode):
     def check(cls, node: Any) -> None:
         if node.interval is not None:
             StreamExecIntervalJoin.check(node)
+
+    def title(self) -> str:
+        return join_text(self.join, (self.left.input_spec, self.right.input_spec))
 
     @classmethod
     def translate(cls, node: Any, t: Translation) -> ExecNode:

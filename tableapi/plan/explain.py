@@ -30,7 +30,7 @@ from tableapi.plan.relational import (
 )
 from tableapi.plan.sources import Scan
 
-__all__ = ["input_spec", "logical_text", "optimized_text", "render", "render_tree"]
+__all__ = ["input_spec", "join_text", "logical_text", "optimized_text", "render", "render_tree"]
 
 
 def _table(name: str) -> str:
@@ -121,7 +121,7 @@ _OPTIMIZED: dict[type, Callable[[Any], str]] = {
     Project: _calc_project,
     Filter: lambda n: f"Calc(select={_list(n.row_type.names)}, where=[{n.condition}])",
     Aggregate: _group_aggregate,
-    Join: lambda n: _join(n),
+    Join: lambda n: join_text(n),
     TemporalJoin: lambda n: _temporal_join(n),
     MultiJoin: lambda n: _multi_join(n),
     LookupJoin: lambda n: _lookup_join(n),
@@ -148,7 +148,20 @@ def optimized_text(node: PlanNode) -> str:
     return logical_text(node) if text is None else text(node)
 
 
-def _join(node: Join) -> str:
+def join_text(node: Join, input_specs: tuple[str, str] | None = None) -> str:
+    """A join's line in the optimized plan; ``input_specs``: the state layouts of its inputs
+    where the physical plan holds them (else derived here, for batch mode's text).
+
+    >>> from tableapi.plan import ElementsSource, JoinKind, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> from tableapi.expressions import col
+    >>> from tableapi.rules import optimize
+    >>> a = Scan("A", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> b = Scan("B", ElementsSource(()), RowType.of(("b", BIGINT)))
+    >>> join = optimize(Join(a, b, JoinKind.INNER, col("a") == col("b"))).plan
+    >>> join_text(join, ("HasUniqueKey", "NoUniqueKey")).split(", leftInputSpec")[1]
+    '=[HasUniqueKey], rightInputSpec=[NoUniqueKey])'
+    """
     keys = node.equi_keys or ()
     where = node.condition if node.condition is not None else "true"
     parts = [
@@ -160,8 +173,12 @@ def _join(node: Join) -> str:
         left_keys = tuple(k.left for k in keys)
         right_keys = tuple(k.right for k in keys)
         parts.append(f"leftKeys={_list(left_keys)}, rightKeys={_list(right_keys)}")
-        parts.append(f"leftInputSpec=[{input_spec(node.left, left_keys)}]")
-        parts.append(f"rightInputSpec=[{input_spec(node.right, right_keys)}]")
+        left_spec, right_spec = input_specs or (
+            input_spec(node.left, left_keys),
+            input_spec(node.right, right_keys),
+        )
+        parts.append(f"leftInputSpec=[{left_spec}]")
+        parts.append(f"rightInputSpec=[{right_spec}]")
     else:
         parts.append("equiKeys=[] (no equi key: a single partition joins all rows)")
     if node.residual is not None and keys:
