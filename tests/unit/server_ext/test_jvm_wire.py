@@ -132,3 +132,28 @@ def test_the_plugin_keeps_its_old_class_name() -> None:
     alias = (MAIN_SOURCES / "tableapi" / "serverext" / "JoinPlugin.java").read_text()
     assert "public final class JoinPlugin extends OperatorPlugin" in alias
     assert wire.PLUGIN_CLASS == "tableapi.serverext.OperatorPlugin"
+
+
+def test_a_spec_is_parsed_into_typed_records_that_name_a_missing_field() -> None:
+    """Specs.java parses the spec JSON in one place: a missing or mistyped field fails at plan
+    time naming the section and the field."""
+    from tests.unit.server_ext.jvm_harness import run_cases, struct_json
+
+    union = struct_json([("__k0", "BIGINT"), ("__side", "TINYINT")])
+    output = struct_json([("k", "BIGINT")], kind_first=True)
+
+    def case(operator: str, section: dict) -> dict:
+        spec = {"keys": ["__k0"], "output": json.loads(output), operator: section}
+        body = {"spec": json.dumps(spec), "input": union, "key_count": 1, "batches": []}
+        return {"operator": operator, **body}
+
+    missing, mistyped, interval = run_cases(
+        [
+            case("aggregate", {"input": [], "aggs": []}),
+            case("aggregate", {"input": [], "aggs": [], "key_count": "two"}),
+            case("interval", {"kind": "inner", "lower_ms": 0}),
+        ]
+    )
+    assert "the aggregate spec has no key_count" in missing["error"]
+    assert "aggregate.key_count must be an integer" in mistyped["error"]
+    assert "the interval spec has no left" in interval["error"]
