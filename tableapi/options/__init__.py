@@ -2,9 +2,9 @@
 default, a description and the keys it falls back to; read by one parse function per type.
 
 ``TableConfig`` (:mod:`tableapi.config`), each connector (:mod:`tableapi.connectors`) and the
-LOOKUP hint (:mod:`tableapi.connectors.lookup_hint`) declare their options here and read them
-with :meth:`ConfigOption.read`; ``python -m tableapi.options > docs/options.md`` writes the
-options reference from those declarations (one table per :class:`OptionGroup`).
+LOOKUP hint (:mod:`tableapi.connectors.lookup_hint`) declare their options with this module
+and read them with :meth:`ConfigOption.read`; ``python -m tableapi.options > docs/options.md``
+writes the options reference from those declarations (one table per :class:`OptionGroup`).
 
 A value its type cannot read is refused naming the option, the value and what the type takes
 (:class:`OptionValueError`), or by the option's own requirement
@@ -321,11 +321,19 @@ class TypedBuilder(Generic[T]):
         self._key, self._type = key, kind
 
     def default_value(self, value: T) -> ConfigOption[T]:
-        """The option, with ``value`` when it is not set."""
+        """The option, with ``value`` when it is not set.
+
+        >>> ConfigOptions.key("capacity").int_type().default_value(100).read({})
+        100
+        """
         return ConfigOption(self._key, self._type, value)
 
     def no_default_value(self) -> ConfigOption[T | None]:
-        """The option, None when it is not set."""
+        """The option, None when it is not set.
+
+        >>> ConfigOptions.key("pipeline.name").string_type().no_default_value().read({}) is None
+        True
+        """
         return ConfigOption(self._key, self._type, None)
 
 
@@ -336,16 +344,35 @@ class OptionBuilder:
         self._key = key
 
     def boolean_type(self) -> TypedBuilder[bool]:
+        """A boolean (:func:`parse_boolean`).
+
+        >>> ConfigOptions.key("shuffle").boolean_type().default_value(False).parse("True")
+        True
+        """
         return TypedBuilder(self._key, BOOLEAN)
 
     def int_type(self) -> TypedBuilder[int]:
+        """An integer (:func:`parse_int`).
+
+        >>> ConfigOptions.key("capacity").int_type().default_value(100).parse("7")
+        7
+        """
         return TypedBuilder(self._key, INTEGER)
 
     def duration_type(self) -> TypedBuilder[int]:
-        """A duration, read in milliseconds."""
+        """A duration, read in milliseconds (:func:`parse_duration`).
+
+        >>> ConfigOptions.key("timeout").duration_type().default_value(180_000).parse("2 s")
+        2000
+        """
         return TypedBuilder(self._key, DURATION)
 
     def string_type(self) -> TypedBuilder[str]:
+        """A string, as it is (:func:`parse_string`).
+
+        >>> ConfigOptions.key("table").string_type().no_default_value().parse("Rates")
+        'Rates'
+        """
         return TypedBuilder(self._key, STRING)
 
     @overload
@@ -355,7 +382,11 @@ class OptionBuilder:
     def enum_type(self, values: tuple[str, ...]) -> TypedBuilder[str]: ...
 
     def enum_type(self, values: type[E] | tuple[str, ...]) -> TypedBuilder[Any]:
-        """An enum: the members of an ``Enum`` class, or a tuple of plain strings."""
+        """An enum (:func:`parse_enum`): the members of an ``Enum`` class, or plain strings.
+
+        >>> ConfigOptions.key("m").enum_type(("NONE", "FULL")).default_value("NONE").parse("full")
+        'FULL'
+        """
         if isinstance(values, tuple):
             return TypedBuilder(self._key, enum_of(values))
         return TypedBuilder(self._key, enum_class(values))
@@ -372,6 +403,11 @@ class ConfigOptions:
 
     @staticmethod
     def key(key: str) -> OptionBuilder:
+        """Start declaring the option ``key``; its type comes next.
+
+        >>> ConfigOptions.key("shuffle").boolean_type().default_value(False).key
+        'shuffle'
+        """
         return OptionBuilder(key)
 
 
