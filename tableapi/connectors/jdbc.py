@@ -7,26 +7,12 @@ upsert mode with a primary key, append mode without). :func:`validate_jdbc_optio
 table's options when the table is created and returns :class:`JdbcOptions`, which carries
 the ``server_ext.lookup.spec`` objects the compiler hands to the lookup operator.
 
-Options (flink-connector-jdbc 4.1 names and defaults; see docs/lookup-joins.md 1.1, 1.2):
-
-- ``url``, ``table-name`` (required); ``username`` + ``password`` (PostgreSQL only, both or
-  none); ``driver`` (accepted and ignored: the dialect comes from the URL).
-- ``lookup.cache`` = NONE (default) | PARTIAL | FULL (FULL is an extension: Flink's JDBC
-  connector silently has no cache for it).
-- PARTIAL: ``lookup.partial-cache.max-rows``, ``.expire-after-write``, ``.expire-after-access``
-  (at least one of the three), ``.cache-missing-key`` (default true).
-- FULL: ``lookup.full-cache.reload-strategy`` = PERIODIC (default) | TIMED,
-  ``.periodic-reload.interval``, ``.periodic-reload.schedule-mode`` = FIXED_DELAY (default) |
-  FIXED_RATE, ``.timed-reload.iso-time``, ``.timed-reload.interval-in-days`` (default 1).
-- ``lookup.max-retries`` (default 3, >= 0), ``connection.max-retry-timeout`` (default 60 s,
-  >= 1 s; the connect timeout here), ``filter.handling.policy`` = always (default) | never.
-- Deprecated: ``lookup.cache.max-rows`` + ``lookup.cache.ttl`` (both or none; they make a
-  PARTIAL cache with expire-after-write, overriding ``lookup.cache``, as in Flink) and
-  ``lookup.cache.caching-missing-key``.
-- Sink: ``sink.buffer-flush.max-rows`` (default 100, >= 0: rows per write of a write task,
-  0 for all of them at once), ``sink.buffer-flush.interval`` (default 1 s, 0 disables),
-  ``sink.max-retries`` (default 3, >= 0), ``sink.parallelism`` (the number of write tasks).
-
+The options (flink-connector-jdbc 4.1 names and defaults; see docs/lookup-joins.md 1.1, 1.2)
+are declared below, :data:`OPTIONS` (docs/options.md lists them). Beyond each option's own
+type: ``username`` + ``password`` are PostgreSQL's, both or none; a PARTIAL cache needs one of
+its three bounds; a cache kind's options need that kind; the deprecated
+``lookup.cache.max-rows`` + ``lookup.cache.ttl`` (both or none) make a PARTIAL cache with
+expire-after-write whatever ``lookup.cache`` says, as in Flink; counts Flink checks are >= 0.
 Flink's scan options (``scan.*``: reading a whole jdbc table as a source) are refused.
 
 Example::
