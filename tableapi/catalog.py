@@ -468,6 +468,11 @@ create_table() or create_temporary_table().
             return self._system_functions[name.lower()]
         return self._temporary_functions.get(self._function_identifier(name))
 
+    def system_function(self, name: str) -> FunctionDefinition | None:
+        """The temporary system function ``name`` (any case), or None: it comes before a
+        built-in function of that name."""
+        return self._system_functions.get(name.lower())
+
     def list_user_defined_functions(self) -> list[str]:
         """The user functions callable by a bare name here, lower case, sorted."""
         here = (self.current_catalog, self.current_database)

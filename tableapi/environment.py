@@ -25,7 +25,7 @@ from tableapi.connectors import JdbcOptions, SinkOnlyOptions
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
-from tableapi.expressions import Expression, UnresolvedCall, UserFunction
+from tableapi.expressions import Call, Expression, UnresolvedCall, UserFunction
 from tableapi.functions import unknown_function
 from tableapi.physical.options import StreamingOptions
 from tableapi.plan import (
@@ -525,7 +525,8 @@ drop_temporary_function('twice') first.
 
     # -- what a Table asks of its environment (table.TableContext) ---------------------------------
     def resolve(self, expr: Expression) -> Expression:
-        """``expr`` with calls of registered functions replaced by their definitions.
+        """``expr`` with calls of registered functions replaced by their definitions: by
+        name, a temporary system function, a built-in, then a temporary catalog function.
 
         >>> from tableapi import udf
         >>> env.create_temporary_function("twice", udf(lambda x: 2 * x, result_type="BIGINT"))
@@ -539,6 +540,11 @@ drop_temporary_function('twice') first.
                 if not isinstance(fn, UserFunction):
                     raise unknown_function(e.name, self._scalar_function_names())
                 return fn(*e.args)
+            if isinstance(e, Call) and not (e.function.infix or e.function.aggregate):
+                # a temporary system function shadows a built-in of its name (Flink's order)
+                system = self._catalog.system_function(e.name)
+                if isinstance(system, UserFunction):
+                    return system(*e.args)
             return None
 
         return expr.transform(fix)

@@ -347,6 +347,17 @@ def test_temporary_system_and_catalog_functions() -> None:
     with pytest.raises(SqlValidationError, match=r"Function default_database\.f does not exist"):
         env.execute_sql("DROP FUNCTION f")  # f is temporary; the product has no catalog functions
     assert rows(env, "DROP TEMPORARY FUNCTION IF EXISTS g") == [("OK",)]
+    # a temporary system function shadows a built-in, a temporary catalog function does not
+    env.create_temporary_function("upper", udf(lambda x: x, result_type="INT"))
+    names = env.from_elements([("a",)], ["s"])
+    assert str(names.select(call("upper", col("s")).alias("u")).row_type) == "(u STRING)"
+    env.create_temporary_system_function("UPPER", udf(lambda x: len(x), result_type="BIGINT"))
+    assert str(names.select(call("upper", col("s")).alias("u")).row_type) == "(u BIGINT)"
+    assert str(env.sql_query("SELECT UPPER(s) AS u FROM (VALUES ('a')) AS v(s)").row_type) == (
+        "(u BIGINT)"
+    )
+    env.drop_temporary_system_function("upper")
+    env.drop_temporary_function("upper")
     assert rows(env, "DROP TEMPORARY FUNCTION default_database.F") == [("OK",)]
     assert env.list_user_defined_functions() == []
 
