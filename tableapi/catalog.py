@@ -100,6 +100,11 @@ class ObjectIdentifier:
 
     @property
     def parts(self) -> tuple[str, str, str]:
+        """``(catalog, database, name)``.
+
+        >>> ObjectIdentifier.of("T").parts
+        ('default_catalog', 'default_database', 'T')
+        """
         return (self.catalog, self.database, self.name)
 
 
@@ -160,7 +165,11 @@ def qualified(path: str) -> ObjectIdentifier:
 
 @attrs.frozen(eq=False)
 class CatalogTable:
-    """A table backed by a connector (``CREATE TABLE``, ``create_table``)."""
+    """A table backed by a connector (``CREATE TABLE``, ``create_table``).
+
+    >>> CatalogTable(env.descriptor("Orders"), comment="the orders").kind
+    'table'
+    """
 
     descriptor: TableDescriptor
     comment: str | None = None
@@ -171,7 +180,11 @@ class CatalogTable:
 @attrs.frozen(eq=False)
 class CatalogView:
     """A view: a table program under a name. ``query``: its SQL text when ``CREATE VIEW``
-    made it (``SHOW CREATE VIEW`` prints it), None for a Table API view."""
+    made it (``SHOW CREATE VIEW`` prints it), None for a Table API view.
+
+    >>> CatalogView(orders.select(col("order_id")), "SELECT order_id FROM Orders").kind
+    'view'
+    """
 
     table: Table
     query: str | None = None
@@ -185,7 +198,12 @@ CatalogBaseTable: TypeAlias = CatalogTable | CatalogView
 @attrs.frozen(eq=False)
 class ResolvedObject:
     """A table or view found by its identifier, and whether it is temporary (Flink's
-    ``ContextResolvedTable``)."""
+    ``ContextResolvedTable``).
+
+    >>> found = env.catalog.lookup("Orders")
+    >>> found.kind, found.temporary, str(found.identifier)
+    ('table', True, 'default_catalog.default_database.Orders')
+    """
 
     identifier: ObjectIdentifier
     definition: CatalogBaseTable
@@ -193,6 +211,7 @@ class ResolvedObject:
 
     @property
     def kind(self) -> Kind:
+        """``'table'`` or ``'view'`` (see the class's example)."""
         return self.definition.kind
 
 
@@ -216,9 +235,11 @@ class CatalogManager:
 
     # -- catalogs and databases ----------------------------------------------------------------
     def list_catalogs(self) -> list[str]:
+        """The catalogs: the one (see the class's example)."""
         return [DEFAULT_CATALOG]
 
     def list_databases(self) -> list[str]:
+        """The databases of the current catalog: the one (see the class's example)."""
         return [DEFAULT_DATABASE]
 
     def use_catalog(self, name: str) -> None:
@@ -293,7 +314,13 @@ catalog.database.name.
         self, path: str | Sequence[str], temporary: bool | None = None
     ) -> ResolvedObject | None:
         """The table or view at ``path``, the temporary one first (or only the temporary or
-        only the permanent one); None if there is none."""
+        only the permanent one); None if there is none.
+
+        >>> env.catalog.lookup("default_database.Orders").temporary
+        True
+        >>> env.catalog.lookup("Orders", temporary=False) is None
+        True
+        """
         identifier = self._complete(path)
         if temporary is not False and identifier in self._temporary:
             return ResolvedObject(identifier, self._temporary[identifier], True)
@@ -336,7 +363,16 @@ create_table() or create_temporary_table().
         ignore_if_exists: bool = False,
     ) -> None:
         """Register a table or view. A temporary object may shadow a permanent one of the
-        same identifier (not another temporary one); a permanent one may not replace one."""
+        same identifier (not another temporary one); a permanent one may not replace one.
+
+        >>> catalog = CatalogManager()
+        >>> catalog.create("T", CatalogTable(env.descriptor("Orders")), temporary=False)
+        >>> catalog.create("T", CatalogTable(env.descriptor("Orders")), temporary=False)
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Permanent table `default_catalog`.`default_database`.`T` \
+exists already: drop it first with DROP TABLE or drop_table('T').
+        """
         identifier = self.qualify(path)
         store = self._temporary if temporary else self._permanent
         if identifier in store:
@@ -360,7 +396,18 @@ create_table() or create_temporary_table().
     ) -> bool:
         """Drop the temporary or the permanent ``kind`` at ``path`` (Flink's rules and
         messages: a permanent object shadowed by a temporary one cannot be dropped until the
-        temporary one is); False when there was none and ``ignore_if_not_exists``."""
+        temporary one is); False when there was none and ``ignore_if_not_exists``.
+
+        >>> catalog = CatalogManager()
+        >>> catalog.create("V", CatalogView(orders), temporary=False)
+        >>> catalog.drop("V", "table", temporary=False)
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: Table with identifier \
+'default_catalog.default_database.V' does not exist. 'V' is a view: use DROP VIEW V. Tables: (none).
+        >>> catalog.drop("V", "view", temporary=False)
+        True
+        """
         identifier = self._complete(path)
         store = self._temporary if temporary else self._permanent
         shadow = self._temporary.get(identifier)
@@ -414,25 +461,48 @@ create_table() or create_temporary_table().
 
     def list_tables(self) -> list[str]:
         """The tables and views of the current database, temporary or not, sorted (Flink's
-        ``listTables``, SQL's SHOW TABLES)."""
+        ``listTables``, SQL's SHOW TABLES).
+
+        >>> env.catalog.list_tables()[:2]
+        ['Customers', 'Discarded']
+        """
         return self._names(None)
 
     def list_views(self) -> list[str]:
-        """The views of the current database, temporary or not, sorted."""
+        """The views of the current database, temporary or not, sorted.
+
+        >>> env.catalog.list_views()
+        []
+        """
         return self._names("view")
 
     def list_temporary_tables(self) -> list[str]:
-        """The temporary tables and views of the current database, sorted."""
+        """The temporary tables and views of the current database, sorted.
+
+        >>> env.catalog.list_temporary_tables()[-1]
+        'Shipments'
+        """
         return self._names(None, temporary=True)
 
     def list_temporary_views(self) -> list[str]:
-        """The temporary views of the current database, sorted."""
+        """The temporary views of the current database, sorted.
+
+        >>> env.catalog.list_temporary_views()
+        []
+        """
         return self._names("view", temporary=True)
 
     # -- functions -------------------------------------------------------------------------------
     def create_temporary_system_function(self, name: str, function: FunctionDefinition) -> None:
         """Register a temporary system function: a bare name, found before catalog
-        functions. A second one of the same name is refused (Flink's message)."""
+        functions. A second one of the same name is refused (Flink's message).
+
+        >>> from tableapi import udf
+        >>> catalog = CatalogManager()
+        >>> catalog.create_temporary_system_function("F", udf(len, result_type="INT"))
+        >>> catalog.list_user_defined_functions(), catalog.system_function("f") is not None
+        (['f'], True)
+        """
         key = name.lower()
         if key in self._system_functions:
             raise ValidationError(
@@ -442,7 +512,14 @@ create_table() or create_temporary_table().
         self._system_functions[key] = function
 
     def create_temporary_function(self, path: str, function: FunctionDefinition) -> None:
-        """Register a temporary catalog function under ``path`` in a database."""
+        """Register a temporary catalog function under ``path`` in a database.
+
+        >>> from tableapi import udf
+        >>> catalog = CatalogManager()
+        >>> catalog.create_temporary_function("default_database.G", udf(len, result_type="INT"))
+        >>> catalog.function("g") is not None, catalog.system_function("g")
+        (True, None)
+        """
         identifier = self._function_identifier(path)
         self._check_database(identifier.catalog, identifier.database)
         if identifier in self._temporary_functions:
@@ -453,28 +530,48 @@ create_table() or create_temporary_table().
         self._temporary_functions[identifier] = function
 
     def drop_temporary_system_function(self, name: str) -> bool:
-        """Forget a temporary system function; False when there was none."""
+        """Forget a temporary system function; False when there was none.
+
+        >>> CatalogManager().drop_temporary_system_function("nope")
+        False
+        """
         return self._system_functions.pop(name.lower(), None) is not None
 
     def drop_temporary_function(self, path: str) -> bool:
-        """Forget a temporary catalog function; False when there was none."""
+        """Forget a temporary catalog function; False when there was none.
+
+        >>> CatalogManager().drop_temporary_function("default_catalog.default_database.nope")
+        False
+        """
         identifier = self._function_identifier(path)
         return self._temporary_functions.pop(identifier, None) is not None
 
     def function(self, name: str) -> FunctionDefinition | None:
         """The user function a call of ``name`` means: a temporary system function, else a
-        temporary catalog function (``name`` qualified by the current database if bare)."""
+        temporary catalog function (``name`` qualified by the current database if bare).
+
+        >>> CatalogManager().function("nope") is None
+        True
+        """
         if "." not in name and name.lower() in self._system_functions:
             return self._system_functions[name.lower()]
         return self._temporary_functions.get(self._function_identifier(name))
 
     def system_function(self, name: str) -> FunctionDefinition | None:
         """The temporary system function ``name`` (any case), or None: it comes before a
-        built-in function of that name."""
+        built-in function of that name.
+
+        >>> CatalogManager().system_function("upper") is None
+        True
+        """
         return self._system_functions.get(name.lower())
 
     def list_user_defined_functions(self) -> list[str]:
-        """The user functions callable by a bare name here, lower case, sorted."""
+        """The user functions callable by a bare name here, lower case, sorted.
+
+        >>> CatalogManager().list_user_defined_functions()
+        []
+        """
         here = (self.current_catalog, self.current_database)
         local = {i.name for i in self._temporary_functions if (i.catalog, i.database) == here}
         return sorted({*self._system_functions, *local})
