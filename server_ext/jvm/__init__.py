@@ -2,10 +2,11 @@
 functions behind a Spark Connect ``RelationPlugin``.
 
 - ``src/main/java/tableapi/serverext/``: the plugin and operators (one class per concern:
-  ``OperatorPlugin`` with its registry of operators, ``Operator``, ``Wire`` + ``JoinSpec``,
-  ``RowCodec``, ``Condition``, ``SideView``, ``JoinFunction`` with ``RegularJoin`` and
-  ``SemiAntiJoin``, ...); ``src/test/java``: an in-memory harness that runs the functions
-  without Spark.
+  ``OperatorPlugin`` with its registries of operators and relations, ``Operator``, ``Wire`` +
+  ``Specs`` (the typed spec records) + ``JoinSpec``, ``RowCodec``, ``Condition``,
+  ``SideView``, ``TimerService``, ``AggFunctions`` + ``AggsHandle``, ``JoinFunction`` with
+  ``RegularJoin`` and ``SemiAntiJoin``, ...); ``src/test/java``: an in-memory harness that runs
+  the functions without Spark.
 - ``build.py``: ``javac`` against pyspark's jars into ``tableapi-server-ext.jar`` (in every
   wheel; in a source checkout built on first server start).
 - ``wire.py``: the wire contract (type URL, payload, spec JSON), twin of ``Wire.java``.

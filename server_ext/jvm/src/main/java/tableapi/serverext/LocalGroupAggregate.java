@@ -81,7 +81,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * the logical {@link Node}) over Spark's internal rows, as Spark's partial aggregation does: a
  * single key is the map's key as it is (else the key columns in binary, an {@code UnsafeRow}),
  * and only the fields the accumulators read are read, as primitives when every call is a count
- * or an integral sum ({@link GroupAggregate#integral}). When the union is a projection (as it is
+ * or an integral sum ({@link AggsHandle#integral}). When the union is a projection (as it is
  * over a source), the phase evaluates the projection's expressions itself over the projection's
  * input ({@link #flat}): no union row, with its {@code __in0} struct, is built per input row, and
  * a plain column is read in place. (Measured on the insert-only bench: a {@code mapPartitions}
@@ -113,9 +113,10 @@ public final class LocalGroupAggregate implements Serializable {
     this.structAt = keyCount + 1;
     this.singleKey = keyCount == 1 && (keyTypes[0] instanceof StringType
         || keyTypes[0] instanceof LongType || keyTypes[0] instanceof IntegerType);
-    this.read = agg.foldedFields();
+    this.read = agg.aggs().foldedFields();
     this.readTypes = new DataType[read.length];
-    for (int j = 0; j < read.length; j++) readTypes[j] = agg.row().fields()[read[j]].dataType();
+    StructType row = agg.aggs().row();
+    for (int j = 0; j < read.length; j++) readTypes[j] = row.fields()[read[j]].dataType();
   }
 
   /** The local phase over an input of schema {@code input}, for the aggregate spec. */
@@ -223,15 +224,15 @@ public final class LocalGroupAggregate implements Serializable {
   /**
    * The local phase over one task's rows, the values of {@link #flat}'s row at {@code at} in
    * each: the partial rows, a bundle's after another's. Calls that all fold as counts and
-   * integral sums ({@link GroupAggregate#integral}) fold primitives; others the values as
+   * integral sums ({@link AggsHandle#integral}) fold primitives; others the values as
    * {@code Row} holds them.
    */
   private Iterator<InternalRow> process(Iterator<InternalRow> rows, int[] at) {
-    agg.init();
+    agg.aggs().init();
     int kind = kindAt < 0 ? -1 : at[keyTypes.length];
     int first = keyTypes.length + (kindAt < 0 ? 0 : 1); // the first read field in at
-    if (agg.integral()) {
-      int[] args = agg.callArgs();
+    if (agg.aggs().integral()) {
+      int[] args = agg.aggs().callArgs();
       int[] argAt = new int[args.length]; // each call's argument in the input row (-1: none)
       DataType[] argTypes = new DataType[args.length];
       boolean[] sums = new boolean[args.length];
@@ -239,9 +240,9 @@ public final class LocalGroupAggregate implements Serializable {
         int j = Arrays.binarySearch(read, args[i]);
         argAt[i] = args[i] < 0 ? -1 : at[first + j];
         argTypes[i] = args[i] < 0 ? null : readTypes[j];
-        sums[i] = agg.sums(i);
+        sums[i] = agg.aggs().sums(i);
       }
-      return fold(rows, at, kind, () -> agg.new Counts(), (p, r, sign) -> {
+      return fold(rows, at, kind, () -> agg.aggs().new Counts(), (p, r, sign) -> {
         p.rows += sign;
         for (int i = 0; i < argAt.length; i++) {
           int f = argAt[i];
@@ -252,11 +253,11 @@ public final class LocalGroupAggregate implements Serializable {
             p.summed[i] = true;
           }
         }
-      }, GroupAggregate.Counts::accs);
+      }, AggsHandle.Counts::accs);
     }
-    boolean java8Time = agg.java8Time();
-    Object[] values = new Object[agg.row().fields().length];
-    return fold(rows, at, kind, () -> agg.new Accs(), (accs, r, sign) -> {
+    boolean java8Time = agg.aggs().java8Time();
+    Object[] values = new Object[agg.aggs().row().fields().length];
+    return fold(rows, at, kind, () -> agg.aggs().new Accs(), (accs, r, sign) -> {
       for (int j = 0; j < read.length; j++) {
         int i = at[first + j];
         values[read[j]] = r.isNullAt(i) ? null : external(r, i, readTypes[j], java8Time);
@@ -275,7 +276,7 @@ public final class LocalGroupAggregate implements Serializable {
    * (as {@code accs} makes them accumulators) when a bundle is full and at the end.
    */
   private <P> Iterator<InternalRow> fold(Iterator<InternalRow> rows, int[] at, int kind,
-      Supplier<P> fresh, Fold<P> fold, Function<P, GroupAggregate.Accs> accs) {
+      Supplier<P> fresh, Fold<P> fold, Function<P, AggsHandle.Accs> accs) {
     List<Expression> keyColumns = new ArrayList<>();
     for (int i = 0; i < keyTypes.length; i++) {
       keyColumns.add(new BoundReference(at[i], keyTypes[i], true));
@@ -328,7 +329,7 @@ public final class LocalGroupAggregate implements Serializable {
     return key; // boxed: already its own
   }
 
-  private <P> void flush(Map<Object, P> partials, Function<P, GroupAggregate.Accs> accs,
+  private <P> void flush(Map<Object, P> partials, Function<P, AggsHandle.Accs> accs,
       List<InternalRow> result, UnsafeProjection toUnsafe) {
     for (Map.Entry<Object, P> e : partials.entrySet()) {
       GenericInternalRow row = new GenericInternalRow(structAt + 2);
@@ -341,7 +342,7 @@ public final class LocalGroupAggregate implements Serializable {
       }
       row.update(structAt - 1, (byte) 0);
       row.update(structAt, null);
-      row.update(structAt + 1, agg.encode(accs.apply(e.getValue())));
+      row.update(structAt + 1, agg.aggs().encode(accs.apply(e.getValue())));
       result.add(toUnsafe.apply(row).copy());
     }
     partials.clear();
