@@ -1,29 +1,20 @@
 """The ``filesystem`` connector: files under a directory in json, csv or parquet, read with
 Spark's readers (as a stream in streaming mode).
 
-Options, Flink's where Flink has them: ``path`` and ``format`` (required);
-``source.monitor-interval`` (watch the directory for new files: the table is unbounded;
-without it the table is bounded, as in Flink); ``sink.parallelism`` (checked; a Spark write
-has its own parallelism); ``changelog.op-column`` (the column holding each row's kind: the
-table is read as a changelog); ``changelog.file-order`` (``modification-time``, the default:
-a changelog's files are applied in the order of their modification times, to the nanosecond
-where the filesystem keeps it, and two files of one directory that tie fail the query, naming
-them; ``name``: in the order of their paths, for writers that number their files).
+The options, Flink's where Flink has them, are declared below (:data:`OPTIONS`;
+docs/options.md lists them): the connector's own (``path`` and ``format`` required; without
+``source.monitor-interval`` the table is bounded, as in Flink; ``sink.parallelism`` is
+checked, a Spark write has its own parallelism) and each format's (:data:`FORMAT_OPTIONS`),
+read into Spark's reader options: a record that cannot be parsed fails the query, naming the
+file, or is skipped (``<format>.ignore-parse-errors``), never read as a row of NULLs (Spark's
+default); ``csv.header`` is the product's own.
 
-The format options are Flink's, read into Spark's reader options (:data:`FORMAT_OPTIONS`):
-``csv.field-delimiter``, ``csv.quote-character``, ``csv.disable-quote-character``,
-``csv.allow-comments``, ``csv.escape-character``, ``csv.null-literal``, ``csv.trim-spaces``;
-``json.fail-on-missing-field`` (``false`` only: a missing field is NULL),
-``json.timestamp-format.standard`` (Spark reads both), ``json.decode.json-parser.enabled``;
-``<format>.ignore-parse-errors`` (``false``, the default, fails the query on a record that
-cannot be parsed, naming the file; ``true`` skips such records — never Spark's default of
-reading them as rows of NULLs); and one of the product's, ``csv.header`` (a first line of
-column names, skipped). Any other option is refused with Flink's message ("Unsupported
-options found for 'filesystem'", then the supported ones), naming the nearest supported
-option, Flink's options the product does not have (partitions, rolling policies,
-compaction, ...) and the Flink option for a Spark reader option (``sep``:
-``csv.field-delimiter``). Flink itself leaves ``<format>.*`` options of a filesystem table
-unchecked (a misspelled one is ignored); here they are checked as any other.
+Any other option is refused with Flink's message ("Unsupported options found for
+'filesystem'", then the supported ones), naming the nearest supported option, Flink's options
+the product does not have (partitions, rolling policies, compaction, ...) and the Flink option
+for a Spark reader option (``sep``: ``csv.field-delimiter``). Flink itself leaves
+``<format>.*`` options of a filesystem table unchecked (a misspelled one is ignored); here
+they are checked as any other.
 
 Example::
 
