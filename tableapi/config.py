@@ -11,8 +11,8 @@ Example::
     >>> TableConfig().set(NATIVE_JOINS, "maybe")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tableapi.options.OptionValueError: Cannot read ...spark-native.enabled 'maybe': it must be \
-true or false.
+    tableapi.options.OptionValueError: Could not parse value 'maybe' for key \
+'...spark-native.enabled': it must be true or false.
 """
 
 from __future__ import annotations
@@ -213,7 +213,8 @@ class TableConfig:
         >>> TableConfig().set(STATE_TTL, "soon")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        tableapi.options.OptionValueError: Cannot read table.exec.state.ttl 'soon': it must ...
+        tableapi.options.OptionValueError: Could not parse value 'soon' for key \
+'table.exec.state.ttl': it must ...
         """
         name = str(key)
         text = str(value).lower() if isinstance(value, bool) else str(value)
@@ -363,8 +364,8 @@ class TableConfig:
         >>> TableConfig().set(DISPLAY_PROGRESS, "yes")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        tableapi.options.OptionValueError: Cannot read table.display.progress 'yes': it must \
-be one of ['auto', 'true', 'false'] (any case).
+        tableapi.options.OptionValueError: Could not parse value 'yes' for key \
+'table.display.progress': it must be one of ['auto', 'true', 'false'] (any case).
         """
         value = self.get(DISPLAY_PROGRESS)
         return None if value == "auto" else value == "true"
@@ -380,8 +381,8 @@ be one of ['auto', 'true', 'false'] (any case).
         >>> TableConfig().set(STATE_BACKEND, "heap")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        tableapi.options.OptionValueError: Cannot read state.backend.type 'heap': it must be \
-one of ['hashmap', 'rocksdb'] (any case).
+        tableapi.options.OptionValueError: Could not parse value 'heap' for key \
+'state.backend.type': it must be one of ['hashmap', 'rocksdb'] (any case).
         """
         return self.get(STATE_BACKEND)
 

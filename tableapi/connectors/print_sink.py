@@ -26,8 +26,8 @@ Example::
     >>> validate_print_options({"standard-error": "yes"}, "Out")
     Traceback (most recent call last):
     ...
-    tableapi.options.OptionValueError: Cannot read standard-error 'yes' of table 'Out': it \
-must be true or false.
+    tableapi.options.OptionValueError: Could not parse value 'yes' for key \
+'standard-error' of table 'Out': it must be true or false.
 """
 
 from __future__ import annotations

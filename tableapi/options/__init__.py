@@ -19,8 +19,8 @@ Example::
     >>> TTL.read({"table.exec.state.ttl": "soon"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tableapi.options.OptionValueError: Cannot read table.exec.state.ttl 'soon': it must be a \
-number and a unit, e.g. '1 d', ...
+    tableapi.options.OptionValueError: Could not parse value 'soon' for key \
+'table.exec.state.ttl': it must be a number and a unit, e.g. '1 d', ...
 """
 
 from __future__ import annotations
@@ -169,7 +169,9 @@ class OptionValueError(ValidationError):
     (a scope may word it its own way, as the LOOKUP hint does with Flink's text)."""
 
     def __init__(self, key: str, value: str, allowed: str, where: str = "") -> None:
-        super().__init__(f"Cannot read {key} {value!r}{where}: it must be {allowed}.")
+        super().__init__(
+            f"Could not parse value {value!r} for key {key!r}{where}: it must be {allowed}."
+        )
         self.key, self.value, self.allowed = key, value, allowed
 
 
@@ -297,8 +299,8 @@ class ConfigOption(Generic[T]):
         >>> ON.read({"on": "maybe"}, " of table 'T'")
         Traceback (most recent call last):
         ...
-        tableapi.options.OptionValueError: Cannot read on 'maybe' of table 'T': it must be \
-true or false.
+        tableapi.options.OptionValueError: Could not parse value 'maybe' for key 'on' of \
+table 'T': it must be true or false.
         """
         found = self.raw(options)
         if found is None:

@@ -251,7 +251,7 @@ def test_random_programs_fail_only_with_clear_validation_errors(mode: str, data:
     [
         ("format", "xml", "Unknown format 'xml'"),
         ("source.monitor-interval", "0", "must be positive"),
-        ("source.monitor-interval", "often", "Cannot read source.monitor-interval"),
+        ("source.monitor-interval", "often", "for key 'source.monitor-interval'"),
     ],
 )
 def test_bad_descriptor_options(option: str, value: str, message: str) -> None:

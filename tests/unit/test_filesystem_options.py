@@ -37,7 +37,8 @@ def test_parquet_has_no_parse_mode_and_spark_s_mode_is_not_passed_on() -> None:
 
 def test_a_bad_ignore_parse_errors_value_is_refused() -> None:
     with pytest.raises(
-        ValidationError, match=r"Cannot read json.ignore-parse-errors 'yes': it must be true or"
+        ValidationError,
+        match=r"Could not parse value 'yes' for key 'json.ignore-parse-errors': it must be true",
     ):
         reader(format="json", **{"json.ignore-parse-errors": "yes"})
 
@@ -149,7 +150,8 @@ def test_flink_s_csv_options_become_spark_s_reader_options() -> None:
         ),
         (
             {"format": "csv", "csv.allow-comments": "yes"},
-            "Cannot read csv.allow-comments 'yes' of table 'T': it must be true or false.",
+            "Could not parse value 'yes' for key 'csv.allow-comments' of table 'T': "
+            "it must be true or false.",
         ),
         (
             {"format": "json", "json.fail-on-missing-field": "true"},

@@ -102,23 +102,25 @@ def test_sink_options_flinks_defaults_and_messages() -> None:
           "The value of 'sink.max-retries' option shouldn't be negative, but is -1.")  # fmt: skip
     check({**PG, "sink.buffer-flush.max-rows": "-5"}, "'sink.buffer-flush.max-rows'", "-5")
     check({**PG, "sink.buffer-flush.interval": "soon"},
-          "Cannot read sink.buffer-flush.interval 'soon' of table 'Customers': it must be a "
-          "number and a unit")  # fmt: skip
+          "Could not parse value 'soon' for key 'sink.buffer-flush.interval' of table "
+          "'Customers': it must be a number and a unit")  # fmt: skip
     check({**PG, "sink.parallelism": "0"}, "Invalid configured parallelism 0 for table 'Customers'")
 
 
 def test_bad_values() -> None:
     check({**PG, "lookup.max-retries": "abc"},
-          "Cannot read lookup.max-retries 'abc' of table 'Customers': it must be a whole "
-          "number.")  # fmt: skip
+          "Could not parse value 'abc' for key 'lookup.max-retries' of table 'Customers': "
+          "it must be a whole number.")  # fmt: skip
     check({**PG, "lookup.cache": "LRU"},
-          "Cannot read lookup.cache 'LRU' of table 'Customers': it must be one of ['NONE', "
-          "'PARTIAL', 'FULL'] (any case).")  # fmt: skip
+          "Could not parse value 'LRU' for key 'lookup.cache' of table 'Customers': it "
+          "must be one of ['NONE', 'PARTIAL', 'FULL'] (any case).")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.expire-after-write": "10 minz"},
-          "Cannot read lookup.partial-cache.expire-after-write '10 minz'")  # fmt: skip
+          "Could not parse value '10 minz' for key "
+          "'lookup.partial-cache.expire-after-write'")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10",
            "lookup.partial-cache.cache-missing-key": "yes"},
-          "Cannot read lookup.partial-cache.cache-missing-key 'yes'", "true or false")  # fmt: skip
+          "Could not parse value 'yes' for key 'lookup.partial-cache.cache-missing-key'",
+          "true or false")  # fmt: skip
     check({**PG, "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "0"}, "positive")
     check({**PG, "filter.handling.policy": "sometimes"}, "one of ['always', 'never']")
 
@@ -161,7 +163,7 @@ def test_deprecated_options_both_or_none() -> None:
     both = {**legacy, "lookup.partial-cache.cache-missing-key": "true"}
     assert validate_jdbc_options(both).cache.cache_missing_key
     check({**partial, "lookup.cache.caching-missing-key": "no"},
-          "Cannot read lookup.cache.caching-missing-key 'no'")  # fmt: skip
+          "Could not parse value 'no' for key 'lookup.cache.caching-missing-key'")  # fmt: skip
 
 
 def test_urls_and_credentials() -> None:

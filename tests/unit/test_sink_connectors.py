@@ -70,11 +70,13 @@ def test_an_unknown_print_option_is_refused_with_the_known_ones() -> None:
     [
         (
             {"standard-error": "yes"},
-            r"^Cannot read standard-error 'yes' of table 'P': it must be true or false\.$",
+            r"^Could not parse value 'yes' for key 'standard-error' of table 'P': "
+            r"it must be true or false\.$",
         ),
         (
             {"sink.parallelism": "two"},
-            r"^Cannot read sink.parallelism 'two' of table 'P': it must be a whole number\.$",
+            r"^Could not parse value 'two' for key 'sink.parallelism' of table 'P': "
+            r"it must be a whole number\.$",
         ),
         ({"sink.parallelism": "0"}, r"Invalid configured parallelism 0 for table 'P'\."),
     ],

@@ -167,7 +167,8 @@ def test_drop_and_create_refuse_what_does_not_fit(env: TableEnvironment) -> None
 
 
 def test_set_refuses_a_bad_value_with_the_options_message(env: TableEnvironment) -> None:
-    with pytest.raises(SqlValidationError, match=r"Cannot read table\.exec\.state\.ttl 'soon'"):
+    message = r"Could not parse value 'soon' for key 'table\.exec\.state\.ttl'"
+    with pytest.raises(SqlValidationError, match=message):
         env.execute_sql("SET 'table.exec.state.ttl' = 'soon'")
     assert env.config.get("table.exec.state.ttl") is None
 

@@ -509,7 +509,10 @@ def test_tables_are_bounded_unless_watched(senv):
 
 @pytest.mark.parametrize(
     ("value", "error"),
-    [("soon", "Cannot read source.monitor-interval 'soon'"), ("0 s", "must be positive")],
+    [
+        ("soon", "Could not parse value 'soon' for key 'source.monitor-interval'"),
+        ("0 s", "must be positive"),
+    ],
 )
 def test_bad_monitor_interval_is_refused_when_the_descriptor_is_built(value, error):
     builder = (
