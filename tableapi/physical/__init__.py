@@ -3,8 +3,9 @@ after the logical rules by :func:`plan_stream`, each holding the decisions its o
 by (Spark's own join or server_ext's operator, state layout and TTL per input, whether -U
 rows are needed, changelog traits, one or two aggregation phases). ``explain()`` prints the
 exec nodes; the streaming compiler visits them (``visit_<ExecNode>``). A new stateful
-operator is one exec node class here (registered by :func:`exec_node`), one spec, one Java
-class and one registry line on the server.
+operator is one exec node class here (registered by :func:`exec_node`, which also makes it
+the rule for its logical node), its ``visit_`` method in the streaming compiler, and on the
+server side its spec, its Java class and their registry lines.
 
 This package reads the logical plan (``tableapi.plan``) and never the compiler or the
 executors, which read it.
