@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Flink's event-time interval join ({@code RowTimeIntervalJoin}), INNER / LEFT / RIGHT / FULL,
- * the JVM twin of {@code server_ext/joins/interval.py} (its docstring has the semantics, line for
+ * the JVM twin of {@code tests/models/interval.py} (its docstring has the semantics, line for
  * line): a left row at {@code lt} and a right row at {@code rt} match when {@code lower <= lt -
  * rt <= upper} and the residual is True; outer rows are padded once the watermark passes their
  * window.

@@ -13,15 +13,15 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * What the regular and the semi/anti join share (the JVM twin of {@code JoinProcessorBase} in
- * {@code server_ext/joins/regular.py}): rows of a key in {@code __seq} order, Flink's
+ * {@code tests/models/regular.py}): rows of a key in {@code __seq} order, Flink's
  * filterNulls, loading the key's state (one binary value, both sides), TTL pruning and saving.
  * Subclasses process one left or right row.
  *
  * <p>State TTL: {@code flatMapGroupsWithState} has no TTL of its own, so each entry carries the
  * processing time of its last write and is dropped once {@code written + ttl <= now} when its
  * key is next loaded (which is all the output ever sees). A processing-time timeout at the
- * latest entry's expiry then clears keys that see no more rows, as the Python tier's
- * ValueState TTL does.
+ * latest entry's expiry then clears keys that see no more rows, as the models'
+ * ValueState TTL does (tests/models).
  */
 abstract class JoinFunction implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;

@@ -12,12 +12,12 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The multi-way join (FLIP-516's StreamingMultiJoinOperator), a chain of INNER / LEFT joins on a
- * common key, the JVM twin of {@code server_ext/joins/multi.py} (line for line): one binary
+ * common key, the JVM twin of {@code tests/models/multi.py} (line for line): one binary
  * value per key holds every input's rows (row -> [count, time last written]); a call applies
  * the key's changes in {@code __seq} order and emits the difference of the key's join result
  * before and after them, {@code -D} then {@code +I}. With a state TTL, rows not written for that
  * long are dropped silently first, and a processing-time timeout clears a key that sees no more
- * rows (as the Python tier's ValueState TTL).
+ * rows (as the model's ValueState TTL, tests/models/multi.py).
  */
 final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;

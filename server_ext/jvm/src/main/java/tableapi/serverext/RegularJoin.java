@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * INNER / LEFT / RIGHT / FULL join, as Flink's {@code StreamingJoinOperator.processElement}
- * (and {@code RegularJoinProcessor} in {@code server_ext/joins/regular.py}, line for line).
+ * (and {@code RegularJoinProcessor} in {@code tests/models/regular.py}, line for line).
  *
  * <p>Row kinds follow Flink: when neither side is outer the input's kind is forwarded (+I/+U on
  * accumulate, -U/-D on retract); otherwise joined rows are +I / -D. Null-padded rows are always

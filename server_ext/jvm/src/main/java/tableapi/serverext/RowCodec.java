@@ -331,8 +331,7 @@ final class RowCodec {
     throw new IllegalArgumentException(
         "the JVM join operators cannot keep "
             + t.sql()
-            + " values in state; cast the column to a supported type or set"
-            + " table.exec.operator.tier=python");
+            + " values in state; cast the column to a supported type");
   }
 
   private static Field field(Writer w, Reader r) {

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * LEFT SEMI / LEFT ANTI join, as Flink's {@code StreamingSemiAntiJoinOperator} (and {@code
- * SemiAntiJoinProcessor} in {@code server_ext/joins/semi_anti.py}, line for line).
+ * SemiAntiJoinProcessor} in {@code tests/models/semi_anti.py}, line for line).
  *
  * <p>The left side keeps association counts, the right side only its rows (copies counted).
  * Output rows are the left fields only: a semi join emits a left row while it has a match, an

@@ -20,7 +20,7 @@ import java.util.Map;
  * TTL the entry is gone once {@code written + ttl <= now} (Flink's OnCreateAndWrite,
  * NeverReturnExpired), dropped when its key is next loaded.
  *
- * <p>The same as {@code SideView} in {@code server_ext/joins/regular.py}, line for line.
+ * <p>The same as {@code SideView} in {@code tests/models/regular.py}, line for line.
  */
 final class SideView {
   private static final Object UNIT = new Object() {}; // the one key of JoinKeyContainsUniqueKey

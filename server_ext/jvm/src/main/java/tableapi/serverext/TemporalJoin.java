@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Flink's temporal joins ({@code FOR SYSTEM_TIME AS OF}), INNER / LEFT, the JVM twin of
- * {@code server_ext/joins/temporal.py} (its docstring has the semantics, line for line).
+ * {@code tests/models/temporal.py} (its docstring has the semantics, line for line).
  *
  * <p>Event time ({@code TemporalRowTimeJoinOperator}): one binary value per key, the versions
  * {@code [(time, row | deleted)]} sorted by time and the held probe rows {@code [(time, row)]};

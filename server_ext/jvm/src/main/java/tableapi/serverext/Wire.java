@@ -109,7 +109,7 @@ public final class Wire {
                 + VERSION
                 + " but the client sent "
                 + version
-                + ": " + VERSION_FIX + " (or set table.exec.operator.tier=python)");
+                + ": " + VERSION_FIX);
       }
       return new Request(version, operator, input, spec, operatorVersion);
     } catch (IOException e) {
