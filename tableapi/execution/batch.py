@@ -9,7 +9,8 @@ from pyspark.sql import DataFrame
 from tableapi.compiler import compile_plan
 from tableapi.compiler.batch import BatchCompiler
 from tableapi.config import TableConfig
-from tableapi.execution import BlackholeSink, JdbcSink, PrintSink, Server, Sink, jdbc
+from tableapi.execution import jdbc
+from tableapi.execution.base import BlackholeSink, JdbcSink, PrintSink, Server, Sink
 from tableapi.execution.printing import print_line
 from tableapi.execution.progress import ProgressDisplay
 from tableapi.plan import PlanNode

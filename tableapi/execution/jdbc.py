@@ -30,7 +30,7 @@ from server_ext.sink.spec import DATA_SOURCE, SinkSpec
 from server_ext.sink.writer import JdbcSinkSource
 from tableapi.connectors.jdbc_sink import check_sink_table
 from tableapi.errors import ValidationError
-from tableapi.execution import JdbcSink
+from tableapi.execution.base import JdbcSink
 
 #: Flink's message for a changelog into a jdbc table without a primary key (its
 #: JdbcDynamicTableSink refuses it when the planner asks for its changelog mode).

@@ -36,7 +36,8 @@ from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.jvm_operators import jvm_plugin_on_server
 from tableapi.config import CHECKPOINT_DIR, DEFAULT_PARALLELISM, PIPELINE_NAME, TableConfig
 from tableapi.errors import ValidationError
-from tableapi.execution import BlackholeSink, FileSink, JdbcSink, PrintSink, Server, Sink, jdbc
+from tableapi.execution import jdbc
+from tableapi.execution.base import BlackholeSink, FileSink, JdbcSink, PrintSink, Server, Sink
 from tableapi.execution.printing import Printer, PrintingTableResult
 from tableapi.execution.progress import ProgressDisplay
 from tableapi.execution.release import release

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from tableapi.catalog import ObjectIdentifier
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import input_spec
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
@@ -34,7 +35,7 @@ __all__ = ["input_spec", "join_text", "logical_text", "optimized_text", "render"
 
 
 def _table(name: str) -> str:
-    return f"table=[[default_catalog, default_database, {name}]]"
+    return f"table=[{ObjectIdentifier.of(name).to_list()}]"
 
 
 def _list(items: Any) -> str:
