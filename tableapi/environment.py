@@ -556,6 +556,8 @@ drop_temporary_function('twice') first.
         >>> env.create_temporary_function("RatesAt", rates_at)
         >>> env.temporal_function("ratesat").primary_key, env.temporal_function("nope")
         (('r_currency',), None)
+        >>> env.drop_temporary_function("RatesAt")  # a name is registered once (Flink's rule)
+        True
         """
         fn = self._catalog.function(name)
         return fn if isinstance(fn, TemporalTableFunction) else None
@@ -567,6 +569,8 @@ drop_temporary_function('twice') first.
         >>> env.create_temporary_function("RatesAt", rates_at)
         >>> env.temporal_function_names()
         ['ratesat']
+        >>> env.drop_temporary_function("RatesAt")
+        True
         """
         names = self._catalog.list_user_defined_functions()
         return [n for n in names if self.temporal_function(n) is not None]
