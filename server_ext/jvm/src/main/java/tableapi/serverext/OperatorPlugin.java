@@ -188,21 +188,26 @@ public class OperatorPlugin implements RelationPlugin {
    */
   static Operator operator(
       String name, String specJson, StructType input, String timeZone, boolean java8Time) {
+    return operator(name, Specs.Envelope.parse(specJson), input, timeZone, java8Time);
+  }
+
+  private static Operator operator(
+      String name, Specs.Envelope spec, StructType input, String timeZone, boolean java8Time) {
     Grouped grouped = OPERATORS.get(name);
     if (grouped == null) relation(name); // unknown: fails naming the relations there are
-    return grouped.factory().create(
-        new Operator.Request(Specs.Envelope.parse(specJson), input, timeZone, java8Time));
+    return grouped.factory().create(new Operator.Request(spec, input, timeZone, java8Time));
   }
 
   /** {@code input.groupBy(keys).as(..).flatMapGroupsWithState(fn, Append, BINARY, ..)}. */
   static Dataset<Row> run(Dataset<Row> input, String name, String specJson, SQLConf conf) {
-    Operator op = operator(name, specJson, input.schema(), conf.sessionLocalTimeZone(),
+    Specs.Envelope spec = Specs.Envelope.parse(specJson); // once: the operator and its keys
+    Operator op = operator(name, spec, input.schema(), conf.sessionLocalTimeZone(),
         conf.datetimeJava8ApiEnabled());
     if (op.timeout().equals(GroupStateTimeout.EventTimeTimeout())) {
       input = withEventTimeMarker(input); // a last column: the operator's indexes stay
     }
     StructType schema = input.schema();
-    List<String> keys = Specs.Envelope.parse(specJson).keys();
+    List<String> keys = spec.keys();
     Column[] columns = keys.stream().map(input::col).toArray(Column[]::new);
     StructType keySchema =
         new StructType(keys.stream().map(schema::apply).toArray(StructField[]::new));
