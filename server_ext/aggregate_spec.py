@@ -81,6 +81,8 @@ class AggregateSpec:
     ``OperatorSpec`` of ``server_ext.operators``)."""
 
     operator: ClassVar[str] = "aggregate"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
 
     input: tuple[tuple[str, str], ...]  # the input row's fields (name, Spark DDL)
     key: tuple[int, ...]  # the group key's input fields, first in the output; () global

@@ -5,8 +5,9 @@ An operator's spec is everything it needs, decided at plan time; it names its op
 its output fields and its own section of the wire JSON (``server_ext/jvm/wire.py``), checks
 itself before it is sent, and gives its time mode. The operators run on the JVM only (their
 Python models, the tests' oracles, are in ``tests/models``). A new operator
-(a window, a Top-N, a deduplication) needs one spec class, one line in :data:`SPECS`, and one
-Java class with its line in ``OperatorPlugin.OPERATORS``.
+(a window, a Top-N, a deduplication) needs one spec class (with its ``operator`` name and
+``version``), one line in :data:`SPECS`, and one Java class with its line in
+``OperatorPlugin.OPERATORS``.
 
 Example::
 
@@ -18,13 +19,14 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol
 
 from server_ext.aggregate_spec import AggregateSpec
 from server_ext.joins.interval_spec import IntervalSpec
 from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec
 from server_ext.joins.temporal_spec import TemporalSpec
+from server_ext.jvm import wire
 
 
 class OperatorSpec(Protocol):
@@ -32,6 +34,9 @@ class OperatorSpec(Protocol):
 
     #: The operator's name on the wire (a key of ``OperatorPlugin.OPERATORS``).
     operator: ClassVar[str]
+    #: Its version on the wire (its spec JSON and state format): ``OperatorPlugin.OPERATORS``
+    #: has the same; bump both when either changes, and only this operator's changes.
+    version: ClassVar[int]
 
     def output_fields(self) -> tuple[tuple[str, str], ...]:
         """The operator's output fields after ``__kind``: (name, Spark DDL type)."""
@@ -52,10 +57,26 @@ class OperatorSpec(Protocol):
 
 
 #: The operator specs by their wire name.
-SPECS: dict[str, type] = {
+SPECS: dict[str, type[OperatorSpec]] = {
     cls.operator: cls
     for cls in (JoinSpec, TemporalSpec, IntervalSpec, MultiJoinSpec, AggregateSpec)
 }
+
+
+def operator_versions() -> dict[str, int]:
+    """Every relation's version on the wire by name: the operators' (their spec classes'),
+    ``local_aggregate``'s (the aggregate's: its partials are the aggregate's state format)
+    and the other relations' (``wire.RELATION_VERSIONS``); the twin of the plugin's
+    ``OperatorPlugin.versions()``.
+
+    >>> operator_versions()["join"], operator_versions()["probe"]
+    (1, 1)
+    """
+    return {
+        **{name: cls.version for name, cls in SPECS.items()},
+        "local_aggregate": AggregateSpec.version,
+        **wire.RELATION_VERSIONS,
+    }
 
 
 def registered(spec: Any) -> OperatorSpec:
@@ -71,7 +92,7 @@ def registered(spec: Any) -> OperatorSpec:
         raise ValueError(
             f"{type(spec).__name__} is not an operator spec of server_ext.operators.SPECS"
         )
-    return cast("OperatorSpec", spec)
+    return spec
 
 
-__all__ = ["SPECS", "OperatorSpec", "registered"]
+__all__ = ["SPECS", "OperatorSpec", "operator_versions", "registered"]

@@ -59,6 +59,8 @@ class IntervalSpec:
     ``OperatorSpec`` of ``server_ext.operators``: the ``interval`` operator)."""
 
     operator: ClassVar[str] = "interval"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
 
     kind: str  # inner | left | right | full
     left: SideSpec

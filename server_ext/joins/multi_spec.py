@@ -44,6 +44,8 @@ class MultiJoinSpec:
     ``OperatorSpec`` of ``server_ext.operators``: the ``multi`` operator)."""
 
     operator: ClassVar[str] = "multi"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
 
     inputs: tuple[tuple[tuple[str, str], ...], ...]  # per input: its (name, Spark DDL) fields
     kinds: tuple[str, ...]  # kinds[i-1] joins input i: "inner" or "left"

@@ -115,6 +115,8 @@ class JoinSpec:
     of ``server_ext.operators``: the ``join`` operator)."""
 
     operator: ClassVar[str] = "join"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
 
     kind: str
     left: SideSpec

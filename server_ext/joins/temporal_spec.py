@@ -62,6 +62,8 @@ class TemporalSpec:
     ``OperatorSpec`` of ``server_ext.operators``: the ``temporal`` operator)."""
 
     operator: ClassVar[str] = "temporal"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
 
     kind: str  # inner | left
     time: str  # event | processing

@@ -22,19 +22,21 @@ The client sends an extension ``Relation`` whose ``google.protobuf.Any`` has typ
                                    // union of insert-only inputs may leave out __kind
                                    // and __seq: all +I, in arrival order)
       string   spec_json    = 4;   // see operator_spec_json()
-      uint32   operator_version = 5;  // OPERATOR_VERSIONS[operator]
+      uint32   operator_version = 5;  // the operator's spec class's version, or
+                                      // RELATION_VERSIONS[operator]
     }
 
 Two versions: :data:`WIRE_VERSION` is the envelope's (this message, the union's columns);
-:data:`OPERATOR_VERSIONS` has each relation's own (its spec JSON, its state format), so that
-one operator's change bumps only its version. Change this module and ``Wire.java`` together:
-bump :data:`WIRE_VERSION` when the envelope changes, an operator's version (here and in
+each relation has its own (its spec JSON, its state format: an operator's spec class's
+``version``, the other relations' in :data:`RELATION_VERSIONS`), so that one operator's change
+bumps only its version. Change this module and ``Wire.java`` together: bump
+:data:`WIRE_VERSION` when the envelope changes, an operator's version (its spec class and
 ``OperatorPlugin.OPERATORS`` / ``RELATIONS``) when its spec or state format does.
 
 Example::
 
     payload = encode_payload(
-        spec.operator, union_bytes, operator_spec_json(spec, ["__k0"], output)
+        spec.operator, union_bytes, operator_spec_json(spec, ["__k0"], output), spec.version
     )
 """
 
@@ -54,15 +56,9 @@ if TYPE_CHECKING:
 # 2: an insert-only union may leave out __kind and __seq; 3: "position"; 4: "local_aggregate";
 # 5: "executors"; 6: "file_time", "unseen_retractions"; 7: operator_version (per relation)
 WIRE_VERSION = 7
-#: Each relation's own version (twin: ``OperatorPlugin.OPERATORS`` and ``RELATIONS``).
-#: ``local_aggregate`` has the aggregate's: its partials are the aggregate's state format.
-OPERATOR_VERSIONS: dict[str, int] = {
-    "join": 1,
-    "temporal": 1,
-    "interval": 1,
-    "multi": 1,
-    "aggregate": 1,
-    "local_aggregate": 1,
+#: The versions of the relations that are not grouped operators (twin: ``OperatorPlugin.RELATIONS``;
+#: an operator's version is its spec class's, ``server_ext.operators.operator_versions``).
+RELATION_VERSIONS: dict[str, int] = {
     "probe": 1,
     "executors": 1,
     "unseen_retractions": 1,
@@ -168,19 +164,23 @@ def _micros(delta: dt.timedelta) -> int:
 # -- protobuf, by hand ----------------------------------------------------------------------------
 
 
-def encode_payload(operator: str, input_relation: bytes | None = None, spec: str = "") -> bytes:
-    """The ``JvmOperator`` message: ``input_relation`` is a serialized ``Relation``; the
-    operator's version comes from :data:`OPERATOR_VERSIONS`.
+def encode_payload(
+    operator: str, input_relation: bytes | None = None, spec: str = "", version: int | None = None
+) -> bytes:
+    """The ``JvmOperator`` message: ``input_relation`` is a serialized ``Relation``;
+    ``version`` the operator's (its spec class's), or for another relation its
+    :data:`RELATION_VERSIONS` entry.
 
-    >>> decode_payload(encode_payload("probe"))[5] == OPERATOR_VERSIONS["probe"]
+    >>> decode_payload(encode_payload("probe"))[5] == RELATION_VERSIONS["probe"]
     True
     """
-    version = OPERATOR_VERSIONS.get(operator)
+    if version is None:
+        version = RELATION_VERSIONS.get(operator)
     if version is None:
         raise ValueError(
-            f"unknown server_ext JVM operator {operator!r}: add it to OPERATOR_VERSIONS "
-            f"(server_ext/jvm/wire.py) and to OperatorPlugin.java; known: "
-            f"{sorted(OPERATOR_VERSIONS)}"
+            f"server_ext JVM relation {operator!r} needs its version: an operator's is its "
+            f"spec class's, another relation's is in RELATION_VERSIONS (server_ext/jvm/wire.py, "
+            f"twin of OperatorPlugin.RELATIONS); known: {sorted(RELATION_VERSIONS)}"
         )
     out = bytearray()
     out += _key(1, 0) + _varint(WIRE_VERSION)

@@ -68,10 +68,20 @@ class Compiler:
         self._cache_id = uuid.uuid4().hex  # one query's lookup caches are its own
 
     def compile(self, node: PlanNode | ExecNode) -> DataFrame:
-        """The DataFrame of ``node`` (compiled once per compiler, however often it is read)."""
+        """The DataFrame of ``node`` (compiled once per compiler, however often it is read),
+        by the ``visit_`` method of its class or of its nearest base class that has one."""
         key = id(node)
         if key not in self._memo:
-            visit = getattr(self, f"visit_{type(node).__name__}", None)
+            # The node's own visit, else its nearest base class's (every StreamExecOperator
+            # without a visit of its own is visit_StreamExecOperator's).
+            visit = next(
+                (
+                    v
+                    for c in type(node).__mro__
+                    if (v := getattr(self, f"visit_{c.__name__}", None)) is not None
+                ),
+                None,
+            )
             if visit is None:
                 raise ValidationError(
                     f"{type(node).__name__} cannot be compiled in {self.mode} mode."

@@ -71,16 +71,23 @@ class _JvmOperator(LogicalPlan):
     """An extension relation: ``child`` (may be None for a probe) and a spec, sent as the
     ``JvmOperator`` payload of ``server_ext.jvm.wire``."""
 
-    def __init__(self, child: LogicalPlan | None, operator: str, spec: str = "") -> None:
+    def __init__(
+        self,
+        child: LogicalPlan | None,
+        operator: str,
+        spec: str = "",
+        version: int | None = None,
+    ) -> None:
         super().__init__(child)
         self._operator = operator
         self._spec = spec
+        self._version = version  # an operator's (its spec class's); None: a relation's
 
     def plan(self, session: SparkConnectClient) -> proto.Relation:
         rel = self._create_proto_relation()
         child = None if self._child is None else self._child.plan(session).SerializeToString()
         rel.extension.type_url = wire.TYPE_URL
-        rel.extension.value = wire.encode_payload(self._operator, child, self._spec)
+        rel.extension.value = wire.encode_payload(self._operator, child, self._spec, self._version)
         return rel
 
 
@@ -138,7 +145,7 @@ def jvm_operator(
         )
     spec.check()
     payload = wire.operator_spec_json(spec, key_names, output.json())
-    plan = _JvmOperator(union._plan, spec.operator, payload)
+    plan = _JvmOperator(union._plan, spec.operator, payload, spec.version)
     return DataFrame(plan, union.sparkSession)
 
 
@@ -159,7 +166,7 @@ def jvm_local_aggregate(
     _check_keys(union, key_names)
     spec.check()
     payload = wire.operator_spec_json(spec, key_names, output.json())
-    plan = _JvmOperator(union._plan, "local_aggregate", payload)
+    plan = _JvmOperator(union._plan, "local_aggregate", payload, spec.version)
     return DataFrame(plan, union.sparkSession)
 
 

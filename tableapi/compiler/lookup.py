@@ -35,9 +35,9 @@ from server_ext.lookup.metrics import aggregate_exprs
 from server_ext.lookup.operator import LookupJoinFunction
 from server_ext.lookup.spec import METRICS, LookupKey, LookupSpec
 from tableapi.compiler.expressions import ref, to_spark
-from tableapi.compiler.operators import OPERATOR_EXPRESSIONS, condition_tree, fields_of
 from tableapi.errors import ValidationError
 from tableapi.expressions import Expression
+from tableapi.physical.specs import OPERATOR_EXPRESSIONS, condition_tree, fields_of
 from tableapi.plan import JoinKind, LookupJoin
 from tableapi.types import Field, RowType
 

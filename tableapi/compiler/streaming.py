@@ -32,7 +32,6 @@ from pyspark.sql.types import LongType
 from pyspark.util import PythonEvalType
 
 from server_ext.file_times import file_times
-from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from server_ext.operators import OperatorSpec
@@ -42,13 +41,7 @@ from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.jvm_operators import NO_PLUGIN, jvm_file_time, jvm_position
 from tableapi.compiler.operators import (
-    WIRE_KINDS,
     TaggedUnion,
-    aggregate_spec,
-    condition_tree,
-    fields_of,
-    interval_join_spec,
-    join_spec,
     key_columns,
     key_types,
     local_aggregate,
@@ -68,12 +61,11 @@ from tableapi.physical import (
     StreamExecDataStreamScan,
     StreamExecExchange,
     StreamExecGlobalGroupAggregate,
-    StreamExecGroupAggregate,
     StreamExecIntervalJoin,
     StreamExecJoin,
     StreamExecLocalGroupAggregate,
     StreamExecLookupJoin,
-    StreamExecMultiJoin,
+    StreamExecOperator,
     StreamExecTableSourceScan,
     StreamExecTemporalJoin,
     StreamExecUnion,
@@ -83,7 +75,6 @@ from tableapi.physical.options import StateBackend
 from tableapi.plan import LookupJoin, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
-from tableapi.types import Field, RowType
 from tableapi.types import to_spark as spark_type
 
 KIND = wire.KIND
@@ -324,190 +315,86 @@ class StreamingCompiler(Compiler):
         names = [*child.row_type.names, KIND]
         return df.select(*(ref(n) for n in names), seq)
 
-    # -- joins ------------------------------------------------------------------------------
+    # -- server_ext operators ----------------------------------------------------------------
+    def visit_StreamExecOperator(self, node: StreamExecOperator) -> DataFrame:
+        """Every exec node that runs a server_ext operator (a subclass of
+        ``StreamExecOperator`` without a visit of its own): its inputs tagged into one
+        union, grouped by their keys, and its spec's operator run over it."""
+        return self._operator(node, self.operator_union(node), node.operator_spec())
+
+    def operator_union(self, node: StreamExecOperator, ordered: bool = True) -> TaggedUnion:
+        """The node's operator inputs (``operator_inputs()``) tagged into one union: each
+        input's keys (in ``__k0..``, cast to the type every input's widens to), its tags and
+        its row (or its computed columns) in its own struct column, and with ``node.timed``
+        its time as epoch millis in ``__t``. ``ordered``: each input read as an operator's
+        input (``operator_input``: changes of a key keep their order); the local phase of an
+        aggregation needs no order."""
+        inputs = node.operator_inputs()
+        positions = {len(i.keys) for i in inputs}
+        if len(positions) != 1:
+            raise ValidationError(f"internal: {node.NAME}'s inputs group by different key counts")
+        types = key_types(
+            [[i.node.row_type.field(i.keys[p]).type for i in inputs] for p in range(*positions)]
+        )
+        rows = [i.row_type for i in inputs]
+        tagged = []
+        for side, i in enumerate(inputs):
+            df = self.operator_input(i.node) if ordered else self.compile(i.node)
+            if i.upserts and i.node.changelog:
+                df = df.filter(ref(KIND) != F.lit(wire.UPDATE_BEFORE))
+            own = None
+            if i.row is not None:
+                row = i.node.row_type
+                own = F.struct(
+                    *(
+                        (F.lit(None) if e is None else to_spark(e, row)).cast(t.spark_ddl).alias(n)
+                        for n, e, t in i.row
+                    )
+                )
+            # The time as epoch millis only: a timestamp copy of a rowtime would carry its
+            # watermark marker, and Spark would drop rows behind the watermark before the
+            # operator (which decides itself what is late: the temporal join counts them).
+            stamp = ref(i.time) if i.time else F.lit(None).cast("timestamp")
+            time = [F.unix_millis(stamp).alias(tw.TIME)] if node.timed else []
+            tags = tag_columns(side, i.node.logical, rows, own)
+            tagged.append(df.select(*key_columns(list(i.keys), types), *tags, *time))
+        children = [i.node.logical for i in inputs]
+        return tagged_union(tagged, types, children, time=node.timed, rows=rows)
+
     def visit_StreamExecJoin(self, node: StreamExecJoin) -> DataFrame:
         if node.strategy is JoinStrategy.NATIVE:  # Spark's own join gives Flink's answer
             return self._spark_join(node)
-        union = self._join_union(node, None)
-        return self._operator(node, union, join_spec(node))
+        return self.visit_StreamExecOperator(node)
 
     def visit_StreamExecIntervalJoin(self, node: StreamExecIntervalJoin) -> DataFrame:
         if node.strategy is JoinStrategy.INTERVAL:
             # Inner interval joins: the time bounds are in the condition and both inputs
             # carry their schemas' watermarks, so Spark keeps state only within the bounds.
             return self._spark_join(node)
-        bounds = node.bounds
-        assert bounds is not None
-        union = self._join_union(node, (bounds.left_time, bounds.right_time))
-        return self._operator(node, union, interval_join_spec(node.join))
+        return self.visit_StreamExecOperator(node)
 
     def _spark_join(self, node: StreamExecJoin | StreamExecIntervalJoin) -> DataFrame:
         left, right = node.inputs
         return self.spark_join(node.join, self.compile(left), self.compile(right))
 
-    def _join_union(
-        self, node: StreamExecJoin | StreamExecIntervalJoin, times: tuple[str, str] | None
-    ) -> TaggedUnion:
-        """Both inputs tagged by side, grouped by the equi key; an interval join's with each
-        row's rowtime as epoch millis (``times``: the left and right rowtime columns)."""
-        join = node.join
-        keys = join.equi_keys or ()
-        left, right = node.inputs
-        lrow, rrow = left.row_type, right.row_type
-        types = key_types([[lrow.field(k.left).type, rrow.field(k.right).type] for k in keys])
-        rows = [lrow, rrow]
-        ltime, rtime = times if times else (None, None)
-
-        def tagged(side: int, child: ExecNode, names: list[str], time: str | None) -> DataFrame:
-            tags = tag_columns(side, child.logical, rows)
-            # Interval joins: the rowtime as epoch millis only; a timestamp copy would carry
-            # its watermark marker and Spark would drop rows behind the watermark before the
-            # operator (see visit_StreamExecTemporalJoin). A NULL key stays: groupBy keeps it.
-            stamp = [F.unix_millis(ref(time)).alias(tw.TIME)] if time else []
-            return self.operator_input(child).select(*key_columns(names, types), *tags, *stamp)
-
-        return tagged_union(
-            [
-                tagged(wire.LEFT, left, [k.left for k in keys], ltime),
-                tagged(wire.RIGHT, right, [k.right for k in keys], rtime),
-            ],
-            types,
-            [join.left, join.right],
-            time=times is not None,
-        )
-
-    # -- aggregation ------------------------------------------------------------------------
-    def visit_StreamExecGroupAggregate(self, node: StreamExecGroupAggregate) -> DataFrame:
-        """The group aggregate operator over the input, grouped by the group key (a global
-        aggregate: one constant key)."""
-        spec, _ = aggregate_spec(node)
-        union = self._aggregate_union(node, self.operator_input(node.input))
-        return self._operator(node, union, spec)
-
     def visit_StreamExecLocalGroupAggregate(self, node: StreamExecLocalGroupAggregate) -> DataFrame:
         """The local phase: partial accumulators per group key and task (partials merge in
         any order, so the input needs no order of its own)."""
-        spec, _ = aggregate_spec(node)
-        union = self._aggregate_union(node, self.compile(node.input))
-        return local_aggregate(union, spec, output_schema(node.row_type))
+        union = self.operator_union(node, ordered=False)
+        return local_aggregate(union, node.operator_spec(), output_schema(node.row_type))
 
     def visit_StreamExecGlobalGroupAggregate(
         self, node: StreamExecGlobalGroupAggregate
     ) -> DataFrame:
         """The global phase: the group aggregate operator merging the local partials."""
-        spec, _ = aggregate_spec(node)
         union = partials_union(self.compile(node.input), max(len(node.group_keys), 1))
-        return self._operator(node, union, spec)
-
-    def _aggregate_union(self, node: StreamExecGroupAggregate, source: DataFrame) -> TaggedUnion:
-        """The aggregate's input row: the keys (in ``__k0..``) and each aggregate argument,
-        computed before the shuffle, tagged as an operator's input."""
-        _, columns = aggregate_spec(node)
-        child = node.input
-        row = child.row_type
-        keys = len(node.group_keys)
-        types = [t for _, _, t in columns[:keys]]
-        # The keys travel in __k0..: the operator reads only the calls' arguments from the row
-        # (aggregate_spec gives each its own column), so the key fields are NULL here, not a
-        # second copy of each key for every row to build, shuffle and fold.
-        own = F.struct(
-            *(
-                (F.lit(None) if i < keys else to_spark(e, row)).cast(t.spark_ddl).alias(n)
-                for i, (n, e, t) in enumerate(columns)
-            )
-        )
-        changelog = child.changelog
-        tagged = source.select(
-            *key_columns(list(node.group_keys), types),
-            F.lit(0).cast("tinyint").alias(wire.SIDE),
-            (ref(KIND) if changelog else F.lit(wire.INSERT).cast("tinyint")).alias(KIND),
-            (ref(SEQ) if changelog else F.lit("")).alias(SEQ),
-            own.alias(mw.input_column(0)),
-        )
-        in_row = RowType(tuple(Field(n, t) for n, _, t in columns))
-        return tagged_union([tagged], types, [child.logical], rows=[in_row])
-
-    def visit_StreamExecMultiJoin(self, node: StreamExecMultiJoin) -> DataFrame:
-        """The multi-way join operator over every input, each tagged with its index and
-        carried in its own struct column, grouped by the common key."""
-        join = node.join
-        spec = mw.MultiJoinSpec(
-            inputs=tuple(fields_of(r.row_type) for r in join.relations),
-            kinds=tuple(WIRE_KINDS[j.kind] for j in join.joins),
-            conditions=tuple(
-                condition_tree(j.condition, j.left.row_type, j.right.row_type)
-                for j in join.joins
-                if j.condition is not None
-            ),
-            ttl_ms=node.ttl_ms,
-        )
-        inputs = list(zip(node.inputs, join.common_key, strict=True))
-        types = key_types(
-            [
-                [r.row_type.field(cols[p]).type for r, cols in inputs]
-                for p in range(len(join.common_key[0]))
-            ]
-        )
-        rows = [r.row_type for r in node.inputs]
-        tagged = [
-            self.operator_input(child).select(
-                *key_columns(list(join.common_key[i]), types), *tag_columns(i, child.logical, rows)
-            )
-            for i, child in enumerate(node.inputs)
-        ]
-        return self._operator(node, tagged_union(tagged, types, list(join.relations)), spec)
+        return self._operator(node, union, node.operator_spec())
 
     def visit_StreamExecTemporalJoin(self, node: StreamExecTemporalJoin) -> DataFrame:
         """The temporal join operator over both inputs tagged by side; probe rows that arrive
         behind the watermark are counted (observed metric ``late_rows``) and dropped."""
-        join = node.join
-        if join.equi_keys is None:
-            raise ValidationError("compile the optimized plan: join conditions are not split")
-        keys = join.equi_keys
-        left, right = node.inputs
-        lrow, rrow = left.row_type, right.row_type
-        spec = tw.TemporalSpec(
-            kind=WIRE_KINDS[join.kind],
-            time=join.time,
-            left=wire.SideSpec(fields_of(lrow)),
-            right=wire.SideSpec(
-                fields_of(rrow),
-                wire.InputSpec.JOIN_KEY_CONTAINS_UNIQUE_KEY,  # TemporalJoin checked the PK
-                tuple(rrow.index(k) for k in join.right_key),
-            ),
-            residual=None if join.residual is None else condition_tree(join.residual, lrow, rrow),
-            output_names=join.row_type.names,
-        )
-        types = key_types([[lrow.field(k.left).type, rrow.field(k.right).type] for k in keys])
-        rows = [lrow, rrow]
-
-        def tagged(side: int, child: ExecNode, names: list[str], time: str | None) -> DataFrame:
-            df = self.operator_input(child)
-            if child.changelog and side == wire.RIGHT:
-                # A versioned table is an upsert stream: +U opens the new version; -U (stamped
-                # with the old version's time) would wrongly close the old one.
-                df = df.filter(ref(KIND) != F.lit(wire.UPDATE_BEFORE))
-            stamp = ref(time) if time else F.lit(None).cast("timestamp")
-            return df.select(
-                *key_columns(names, types),
-                *tag_columns(side, child.logical, rows),
-                # Epoch millis only: a timestamp copy of the rowtime would carry its watermark
-                # marker, and Spark would then drop rows behind the watermark before the
-                # processor could count them as late (or keep a late version).
-                F.unix_millis(stamp).alias(tw.TIME),
-            )
-
-        right_time = join.right_time if join.time == "event" else None
-        union = tagged_union(
-            [
-                tagged(wire.LEFT, left, [k.left for k in keys], join.as_of),
-                tagged(wire.RIGHT, right, [k.right for k in keys], right_time),
-            ],
-            types,
-            [join.left, join.right],
-            time=True,
-        )
-        out = self._operator(node, union, spec, keep_late=True)
+        union = self.operator_union(node)
+        out = self._operator(node, union, node.operator_spec(), keep_late=True)
         late = F.col(KIND) == F.lit(tw.LATE)
         out = out.observe(
             tw.LATE_ROWS_METRIC, F.sum(F.when(late, 1).otherwise(0)).alias("late_rows")

@@ -3,9 +3,10 @@ after the logical rules by :func:`plan_stream`, each holding the decisions its o
 by (Spark's own join or server_ext's operator, state layout and TTL per input, whether -U
 rows are needed, changelog traits, one or two aggregation phases). ``explain()`` prints the
 exec nodes; the streaming compiler visits them (``visit_<ExecNode>``). A new stateful
-operator is one exec node class here (registered by :func:`exec_node`, which also makes it
-the rule for its logical node), its ``visit_`` method in the streaming compiler, and on the
-server side its spec, its Java class and their registry lines.
+operator is one exec node class here, a :class:`StreamExecOperator` (registered by
+:func:`exec_node`, which also makes it the rule for its logical node) that gives its spec and
+its inputs (the streaming compiler's one ``visit_StreamExecOperator`` runs every such node),
+and on the server side its spec class, its Java class and their registry lines.
 
 This package reads the logical plan (``tableapi.plan``) and never the compiler or the
 executors, which read it.
@@ -19,7 +20,16 @@ from tableapi.physical.aggregates import (
     aggregate_ttl_ms,
     two_phase,
 )
-from tableapi.physical.base import EXEC_NODES, RULES, ExecNode, Translation, exec_node, translates
+from tableapi.physical.base import (
+    EXEC_NODES,
+    RULES,
+    ExecNode,
+    OperatorInput,
+    StreamExecOperator,
+    Translation,
+    exec_node,
+    translates,
+)
 from tableapi.physical.joins import (
     JoinInput,
     JoinStrategy,
@@ -49,6 +59,7 @@ __all__ = [
     "ExecNode",
     "JoinInput",
     "JoinStrategy",
+    "OperatorInput",
     "StateBackend",
     "StreamExecCalc",
     "StreamExecDataStreamScan",
@@ -60,6 +71,7 @@ __all__ = [
     "StreamExecLocalGroupAggregate",
     "StreamExecLookupJoin",
     "StreamExecMultiJoin",
+    "StreamExecOperator",
     "StreamExecTableSourceScan",
     "StreamExecTemporalJoin",
     "StreamExecUnion",

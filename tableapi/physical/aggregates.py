@@ -23,10 +23,19 @@ from typing import Any
 
 import attrs
 
+from server_ext.aggregate_spec import AggregateSpec
 from tableapi.durations import parse_duration_ms
 from tableapi.expressions import Call, Expression
-from tableapi.physical.base import ExecNode, Translation, exec_node, translates
+from tableapi.physical.base import (
+    ExecNode,
+    OperatorInput,
+    StreamExecOperator,
+    Translation,
+    exec_node,
+    translates,
+)
 from tableapi.physical.options import AggPhaseStrategy, StateBackend, StreamingOptions
+from tableapi.physical.specs import aggregate_spec
 from tableapi.plan import Aggregate, Distinct
 from tableapi.plan.changelog import (
     ChangelogMode,
@@ -115,7 +124,7 @@ class AggregateState:
 
 @exec_node("stream-exec-group-aggregate", 1, implements=(Aggregate,))
 @attrs.frozen(eq=False)
-class StreamExecGroupAggregate(ExecNode):
+class StreamExecGroupAggregate(StreamExecOperator):
     """server_ext's group aggregate operator in one phase: every row of a key shuffled to
     it; -U rows emitted only where ``update_before``. ``group_keys`` and ``aggs``: a
     Distinct's are all its columns and none."""
@@ -135,6 +144,19 @@ class StreamExecGroupAggregate(ExecNode):
     @classmethod
     def translate(cls, node: Any, t: Translation) -> ExecNode:
         return _aggregate(node, node.group_keys, node.aggs, t)
+
+    def operator_spec(self) -> AggregateSpec:
+        return aggregate_spec(self)[0]
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        """The input grouped by the group key, carrying each aggregate argument computed
+        before the shuffle. The keys travel in ``__k0..``: the operator reads only the
+        calls' arguments from the row, so the key fields are NULL there, not a second copy
+        of each key for every row to build, shuffle and fold."""
+        _, columns = aggregate_spec(self)
+        keys = len(self.group_keys)
+        row = tuple((n, None if i < keys else e, t) for i, (n, e, t) in enumerate(columns))
+        return (OperatorInput(self.input, self.group_keys, row=row),)
 
     def details(self) -> list[str]:
         return self.state.details()

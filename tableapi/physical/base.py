@@ -25,10 +25,11 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from tableapi.expressions import Expression
 from tableapi.physical.options import StreamingOptions
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import ChangelogMode, ChangelogTraits
-from tableapi.types import RowType
+from tableapi.types import DataType, Field, RowType
 
 #: Exec node classes by name (``stream-exec-join``): what a plan read back by name finds.
 EXEC_NODES: dict[str, type[ExecNode]] = {}
@@ -190,3 +191,62 @@ class ExecNode:
         text = self.title()
         extra = [*self.details(), f"changelogMode=[{self.emitted_mode}]"]
         return text[:-1] + ", " + ", ".join(extra) + ")" if text.endswith(")") else text
+
+
+@attrs.frozen
+class OperatorInput:
+    """One input of a server_ext operator as the compiler tags it into the operator's union:
+    its exec node, the columns of its row that group it (``__k0..``; none: one constant
+    group), the rowtime column the operator reads as epoch millis (``__t``), and the row it
+    carries: ``None`` for the node's own row, else computed columns (name, expression over
+    the node's row, type; a ``None`` expression is a NULL of that type). ``upserts``: drop
+    the input's -U rows (a versioned table read as an upsert stream)."""
+
+    node: ExecNode
+    keys: tuple[str, ...]
+    time: str | None = None
+    row: tuple[tuple[str, Expression | None, DataType], ...] | None = None
+    upserts: bool = False
+
+    @property
+    def row_type(self) -> RowType:
+        """The row this input carries in its struct column."""
+        if self.row is None:
+            return self.node.row_type
+        return RowType(tuple(Field(n, t) for n, _, t in self.row))
+
+
+@attrs.frozen(eq=False)
+class StreamExecOperator(ExecNode):
+    """An exec node that runs a server_ext operator (the JVM plugin's): it gives the
+    operator's spec (its decisions, as the wire carries them) and its inputs
+    (:class:`OperatorInput`), and the streaming compiler's one ``visit_StreamExecOperator``
+    builds the union, runs the operator and reads its output as this node's rows. A new
+    stateful operator is a subclass of this, its spec (``server_ext``) and its Java class.
+
+    Example::
+
+        @exec_node("stream-exec-deduplicate", 1, implements=(Deduplicate,))
+        @attrs.frozen(eq=False)
+        class StreamExecDeduplicate(StreamExecOperator):
+            def operator_spec(self) -> DeduplicateSpec: ...
+            def operator_inputs(self) -> tuple[OperatorInput, ...]:
+                return (OperatorInput(self.input, self.dedup.keys, self.dedup.time),)
+    """
+
+    @property
+    def stateful(self) -> bool:
+        return True
+
+    def operator_spec(self) -> Any:
+        """The operator's spec (a class of ``server_ext.operators.SPECS``)."""
+        raise NotImplementedError(f"{type(self).__name__} gives no operator spec")
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        """The operator's inputs, in the order of their ``__side`` tags."""
+        return tuple(OperatorInput(i, ()) for i in self.inputs)
+
+    @property
+    def timed(self) -> bool:
+        """Does the union carry ``__t`` (an input's time, epoch millis; NULL without one)?"""
+        return any(i.time is not None for i in self.operator_inputs())

@@ -24,11 +24,27 @@ from typing import Any, cast
 
 import attrs
 
+from server_ext.joins.interval_spec import IntervalSpec
+from server_ext.joins.multi_spec import MultiJoinSpec
+from server_ext.joins.spec import JoinSpec
+from server_ext.joins.temporal_spec import TemporalSpec
 from tableapi.durations import parse_duration_ms
 from tableapi.errors import ValidationError
 from tableapi.expressions import conjuncts
-from tableapi.physical.base import ExecNode, Translation, exec_node
+from tableapi.physical.base import (
+    ExecNode,
+    OperatorInput,
+    StreamExecOperator,
+    Translation,
+    exec_node,
+)
 from tableapi.physical.options import StateBackend, StreamingOptions
+from tableapi.physical.specs import (
+    interval_join_spec,
+    join_spec,
+    multi_join_spec,
+    temporal_join_spec,
+)
 from tableapi.plan import IntervalBounds, Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.changelog import (
     ChangelogMode,
@@ -106,7 +122,7 @@ def _native(join: Join, options: StreamingOptions, left: JoinInput, right: JoinI
 
 @exec_node("stream-exec-join", 1, implements=(Join,))
 @attrs.frozen(eq=False)
-class StreamExecJoin(ExecNode):
+class StreamExecJoin(StreamExecOperator):
     """A regular join: Spark's own stream-stream join (``NATIVE``) where its semantics are
     Flink's, else server_ext's join operator with each input's state layout and TTL."""
 
@@ -130,6 +146,12 @@ class StreamExecJoin(ExecNode):
 
     def title(self) -> str:
         return join_text(self.join, (self.left.input_spec, self.right.input_spec))
+
+    def operator_spec(self) -> JoinSpec:
+        return join_spec(self)
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        return _two_inputs(self.join, self.inputs, None)
 
     @classmethod
     def translate(cls, node: Any, t: Translation) -> ExecNode:
@@ -156,7 +178,7 @@ class StreamExecJoin(ExecNode):
 
 @exec_node("stream-exec-interval-join", 1)
 @attrs.frozen(eq=False)
-class StreamExecIntervalJoin(ExecNode):
+class StreamExecIntervalJoin(StreamExecOperator):
     """An interval join (time-bounded): Spark's own join for inner ones (``INTERVAL``: the
     pairs within the bounds, as Flink's), server_ext's interval operator for outer ones
     (``INTERVAL_OPERATOR``: Spark never pads an outer row whose residual fails, and drops
@@ -193,6 +215,14 @@ class StreamExecIntervalJoin(ExecNode):
         backend = t.options.state_backend
         return cls(node, t.inputs, t.traits, t.update_before, strategy, join.interval, backend)
 
+    def operator_spec(self) -> IntervalSpec:
+        return interval_join_spec(self.join)
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        bounds = self.bounds
+        assert bounds is not None
+        return _two_inputs(self.join, self.inputs, (bounds.left_time, bounds.right_time))
+
     def details(self) -> list[str]:
         operator = (
             "server_ext interval join processor" if self.stateful else "spark stream-stream join"
@@ -202,7 +232,7 @@ class StreamExecIntervalJoin(ExecNode):
 
 @exec_node("stream-exec-temporal-join", 1, implements=(TemporalJoin,))
 @attrs.frozen(eq=False)
-class StreamExecTemporalJoin(ExecNode):
+class StreamExecTemporalJoin(StreamExecOperator):
     """server_ext's temporal join operator (event or processing time); the versioned
     (right) table keeps its versions by its primary key."""
 
@@ -212,8 +242,27 @@ class StreamExecTemporalJoin(ExecNode):
     def join(self) -> TemporalJoin:
         return cast(TemporalJoin, self.logical)
 
+    def operator_spec(self) -> TemporalSpec:
+        return temporal_join_spec(self.join)
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        """The probe rows at their ``as_of`` time; the versions at their time (none for a
+        processing-time join); a changelog of versions read as upserts: +U opens the new
+        version, and its -U (stamped with the old version's time) would wrongly close the
+        old one."""
+        join = self.join
+        keys = join.equi_keys
+        if keys is None:
+            raise ValidationError("compile the optimized plan: join conditions are not split")
+        left, right = self.inputs
+        right_time = join.right_time if join.time == "event" else None
+        return (
+            OperatorInput(left, tuple(k.left for k in keys), join.as_of),
+            OperatorInput(right, tuple(k.right for k in keys), right_time, upserts=True),
+        )
+
     @property
-    def stateful(self) -> bool:
+    def timed(self) -> bool:
         return True
 
     @classmethod
@@ -237,7 +286,7 @@ class StreamExecTemporalJoin(ExecNode):
 
 @exec_node("stream-exec-multi-join", 1, implements=(MultiJoin,))
 @attrs.frozen(eq=False)
-class StreamExecMultiJoin(ExecNode):
+class StreamExecMultiJoin(StreamExecOperator):
     """server_ext's multi-way join operator: every input in one operator, by the common
     join key; ``ttl_ms``: the state TTL of every input."""
 
@@ -248,9 +297,15 @@ class StreamExecMultiJoin(ExecNode):
     def join(self) -> MultiJoin:
         return cast(MultiJoin, self.logical)
 
-    @property
-    def stateful(self) -> bool:
-        return True
+    def operator_spec(self) -> MultiJoinSpec:
+        return multi_join_spec(self.join, self.ttl_ms)
+
+    def operator_inputs(self) -> tuple[OperatorInput, ...]:
+        """Every input, grouped by the common join key."""
+        return tuple(
+            OperatorInput(child, keys)
+            for child, keys in zip(self.inputs, self.join.common_key, strict=True)
+        )
 
     @classmethod
     def translate(cls, node: Any, t: Translation) -> ExecNode:
@@ -265,3 +320,17 @@ class StreamExecMultiJoin(ExecNode):
         if self.ttl_ms is not None:
             extra.append(f"stateTtl=[{self.ttl_ms} ms]")
         return extra
+
+
+def _two_inputs(
+    join: Join, inputs: tuple[ExecNode, ...], times: tuple[str, str] | None
+) -> tuple[OperatorInput, ...]:
+    """A two-input join's inputs, grouped by the equi key (an interval join's with each
+    side's rowtime: ``times``). A NULL key stays: the grouping keeps it."""
+    keys = join.equi_keys or ()
+    left, right = inputs
+    ltime, rtime = times if times else (None, None)
+    return (
+        OperatorInput(left, tuple(k.left for k in keys), ltime),
+        OperatorInput(right, tuple(k.right for k in keys), rtime),
+    )

@@ -24,11 +24,12 @@ from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError,
 from tableapi.compiler import compile_plan, compile_stream
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import to_spark
-from tableapi.compiler.operators import condition_tree, key_types
+from tableapi.compiler.operators import key_types
 from tableapi.config import MULTI_JOIN_ENABLED
 from tableapi.expressions import InTable, UnresolvedCall
 from tableapi.physical import plan_stream
 from tableapi.physical.options import StateBackend, StreamingOptions
+from tableapi.physical.specs import condition_tree
 from tableapi.plan import ElementsSource, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.types import BIGINT, INT, STRING, DataType, RowType
@@ -637,7 +638,8 @@ def test_a_jvm_operator_request_is_checked_before_it_is_sent(senv, spark):
     import pyspark.sql.types as T
 
     from tableapi.compiler.jvm_operators import jvm_join, jvm_operator
-    from tableapi.compiler.operators import join_spec, output_schema
+    from tableapi.compiler.operators import output_schema
+    from tableapi.physical.specs import join_spec
 
     a = table(senv, "A", schema("a_k BIGINT, a_v STRING"))
     b = table(senv, "B", schema("b_k BIGINT"))
@@ -665,7 +667,8 @@ def test_other_jvm_operators_are_checked_and_the_plugin_is_asked_once(senv, spar
     import pyspark.sql.types as T
 
     from tableapi.compiler import jvm_operators
-    from tableapi.compiler.operators import interval_join_spec, output_schema
+    from tableapi.compiler.operators import output_schema
+    from tableapi.physical.specs import interval_join_spec
     from tableapi.plan import Join, JoinKind
     from tableapi.rules import optimize
     from tableapi.types import TimeKind

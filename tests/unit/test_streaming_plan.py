@@ -6,10 +6,10 @@ import pytest
 
 from server_ext.joins.spec import InputSpec
 from tableapi import Schema, TableDescriptor, TableEnvironment, ValidationError, call, col, lit
-from tableapi.compiler.streaming import condition_tree, join_spec
 from tableapi.durations import parse_duration_ms
 from tableapi.physical import StreamExecJoin, plan_stream
 from tableapi.physical.options import StreamingOptions
+from tableapi.physical.specs import condition_tree, join_spec
 from tableapi.plan import Filter, Join, PlanNode
 from tableapi.plan.changelog import (
     ChangelogKind,

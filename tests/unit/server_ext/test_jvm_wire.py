@@ -20,22 +20,22 @@ from tableapi.compiler.jvm_operators import _JvmOperator
 def test_payload_round_trips_and_is_protobuf() -> None:
     child = proto.Relation()
     child.range.end = 10
-    data = wire.encode_payload("join", child.SerializeToString(), '{"keys": []}')
+    data = wire.encode_payload("join", child.SerializeToString(), '{"keys": []}', JoinSpec.version)
     fields = wire.decode_payload(data)
     assert fields[1] == wire.WIRE_VERSION
     assert fields[2] == b"join"
     assert proto.Relation.FromString(fields[3]).range.end == 10
     assert json.loads(fields[4]) == {"keys": []}
-    assert fields[5] == wire.OPERATOR_VERSIONS["join"]
+    assert fields[5] == JoinSpec.version
     # A probe has no input and no spec.
     assert set(wire.decode_payload(wire.encode_payload("probe"))) == {1, 2, 5}
-    with pytest.raises(ValueError, match="unknown server_ext JVM operator 'nope'"):
+    with pytest.raises(ValueError, match="relation 'nope' needs its version"):
         wire.encode_payload("nope")
 
 
 def test_long_fields_use_multi_byte_lengths() -> None:
     spec = "x" * 100_000
-    assert wire.decode_payload(wire.encode_payload("join", b"", spec))[4] == spec.encode()
+    assert wire.decode_payload(wire.encode_payload("join", b"", spec, 1))[4] == spec.encode()
 
 
 def test_literals_are_tagged_by_type() -> None:
@@ -97,7 +97,7 @@ def test_one_registry_on_each_side_of_the_wire() -> None:
     """Every Python operator spec has its factory in OperatorPlugin.OPERATORS, and back; every
     relation has the same version on both sides; the spec JSON carries the keys, the output
     and the spec's own section under its name."""
-    from server_ext.operators import SPECS
+    from server_ext.operators import SPECS, operator_versions
     from tests.unit.server_ext.jvm_harness import run_cases
 
     java, older, unknown = run_cases(
@@ -108,9 +108,9 @@ def test_one_registry_on_each_side_of_the_wire() -> None:
         ]
     )
     assert java["operators"] == sorted(SPECS)
-    assert java["versions"] == wire.OPERATOR_VERSIONS
+    assert java["versions"] == operator_versions()
     # One operator's mismatch names it, both versions and the fix.
-    mine = wire.OPERATOR_VERSIONS["aggregate"]
+    mine = operator_versions()["aggregate"]
     assert (
         f"operator aggregate: the plugin runs version {mine} but the client sent version 0"
         in (older["error"])

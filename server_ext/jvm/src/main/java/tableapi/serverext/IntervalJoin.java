@@ -1,5 +1,6 @@
 package tableapi.serverext;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -65,9 +66,21 @@ final class IntervalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.timeAt = input.fieldIndex(Wire.TIME);
   }
 
+  /**
+   * The {@code interval} section ({@code IntervalSpec.wire_section()}): the two inputs and the
+   * bounds of right time - left time, in ms.
+   */
+  record Spec(Specs.TwoInput join, long lowerMs, long upperMs) {
+    static Spec parse(Specs.Envelope envelope) {
+      JsonNode s = envelope.section("interval");
+      return new Spec(Specs.TwoInput.parse(s, "interval", true),
+          Specs.integer(s, "lower_ms", "interval"), Specs.integer(s, "upper_ms", "interval"));
+    }
+  }
+
   /** The {@code interval} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
-    Specs.Interval interval = request.spec().interval();
+    Spec interval = Spec.parse(request.spec());
     JoinSpec spec = request.twoInput(interval.join(), "interval", true);
     if (spec.semiOrAnti()) {
       throw new IllegalArgumentException("an interval join is not semi or anti: " + spec.kind);

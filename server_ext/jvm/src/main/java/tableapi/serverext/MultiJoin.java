@@ -1,5 +1,6 @@
 package tableapi.serverext;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -62,9 +63,38 @@ final class MultiJoin implements FlatMapGroupsWithStateFunction<Row, Row, byte[]
     this.union = InputUnion.inputs(input, inputs.length);
   }
 
+  /**
+   * The {@code multi} section ({@code MultiJoinSpec.wire_section()}): each input's fields, the join kind of each input after the first
+   * ({@code inner} or {@code left}), each level's condition tree as JSON (null: none), state
+   * TTL (-1: none).
+   */
+  record Spec(List<List<Specs.Field>> inputs, List<String> kinds, List<String> conditions,
+      long ttlMs) {
+    static Spec parse(JsonNode s) {
+      List<List<Specs.Field>> inputs = new ArrayList<>();
+      for (JsonNode fields : Specs.array(Specs.field(s, "inputs", "multi"), "multi.inputs")) {
+        inputs.add(Specs.Field.list(fields, "multi.inputs"));
+      }
+      List<String> conditions = new ArrayList<>();
+      for (JsonNode c : Specs.array(Specs.field(s, "conditions", "multi"), "multi.conditions")) {
+        conditions.add(c.isNull() ? null : c.toString());
+      }
+      List<String> kinds = Specs.strings(Specs.field(s, "kinds", "multi"), "multi.kinds");
+      if (inputs.size() < 2 || kinds.size() != inputs.size() - 1
+          || conditions.size() != inputs.size() - 1) {
+        throw new IllegalArgumentException("a multi-way join has n >= 2 inputs and n - 1 kinds "
+            + "and conditions; the spec has " + inputs.size() + ", " + kinds.size() + " and "
+            + conditions.size());
+      }
+      return new Spec(List.copyOf(inputs), kinds, java.util.Collections.unmodifiableList(
+          conditions), Specs.optionalLong(s, "ttl_ms", -1));
+    }
+  }
+
+
   /** The {@code multi} operator ({@link OperatorPlugin#OPERATORS}): N inputs {@code __in0..}. */
   static Operator create(Operator.Request request) {
-    Specs.Multi multi = request.spec().multi();
+    Spec multi = Spec.parse(request.spec().section("multi"));
     int n = multi.inputs().size();
     StructType[] inputs = new StructType[n];
     int width = 0;

@@ -41,8 +41,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * with one binary state value per key, and the timeout its {@link Operator} asks for, or into
  * one of the {@link #RELATIONS} that are not grouped operators. Every relation has a version
- * of its own on the wire (the client's twin: {@code OPERATOR_VERSIONS} of {@code
- * server_ext/jvm/wire.py}); a mismatch fails naming the relation, both versions and the fix.
+ * of its own on the wire (the client's twin: {@code operator_versions()} of {@code
+ * server_ext/operators.py}); a mismatch fails naming the relation, both versions and the fix.
  * Relations of other type URLs are left to other plugins.
  */
 public class OperatorPlugin implements RelationPlugin {
@@ -79,9 +79,9 @@ public class OperatorPlugin implements RelationPlugin {
 
   /**
    * The grouped operators by their wire name: one line per operator (the client's twin is
-   * {@code server_ext/operators.py}'s registry of spec classes, and its version in {@code
-   * OPERATOR_VERSIONS} of {@code server_ext/jvm/wire.py}). Bump an operator's version when its
-   * spec or its state format changes.
+   * {@code server_ext/operators.py}'s registry of spec classes, each with its {@code version}).
+   * Bump an operator's version, here and in its spec class, when its spec or its state format
+   * changes.
    */
   static final Map<String, Grouped> OPERATORS = Map.of(
       "join", new Grouped(1, JoinFunction::create),
@@ -131,7 +131,7 @@ public class OperatorPlugin implements RelationPlugin {
     return relation;
   }
 
-  /** Every relation's version by wire name (the twin of the client's OPERATOR_VERSIONS). */
+  /** Every relation's version by wire name (the twin of the client's operator_versions()). */
   static java.util.SortedMap<String, Integer> versions() {
     java.util.SortedMap<String, Integer> out = new java.util.TreeMap<>();
     OPERATORS.forEach((name, op) -> out.put(name, op.version()));

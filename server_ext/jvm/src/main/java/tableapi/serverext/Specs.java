@@ -11,9 +11,10 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The spec JSON of a request, parsed here and only here into typed records: an operator reads
- * its record ({@link Envelope#aggregate()}, {@link Envelope#join()}, ...), never a JSON field
- * by name. The field names are the Python spec classes' ({@code wire_section()} of {@code
+ * The spec JSON of a request, parsed into typed records: an operator reads its record, never a
+ * JSON field by name. The envelope and the records operators share are here ({@link
+ * Envelope#join()}, {@link Envelope#aggregate()}); an operator's own record lives in its class
+ * (e.g. {@code IntervalJoin.Spec}), parsed from {@link Envelope#section} with the readers here. The field names are the Python spec classes' ({@code wire_section()} of {@code
  * server_ext/joins/*_spec.py} and {@code server_ext/aggregate_spec.py}); a field that is
  * missing or of the wrong JSON type fails here, at plan time, naming the section and field.
  */
@@ -51,30 +52,16 @@ final class Specs {
       return TwoInput.parse(section("join"), "join", true);
     }
 
-    /** The {@code temporal} section. */
-    Temporal temporal() {
-      JsonNode s = section("temporal");
-      return new Temporal(TwoInput.parse(s, "temporal", false), text(s, "time", "temporal"));
-    }
-
-    /** The {@code interval} section. */
-    Interval interval() {
-      JsonNode s = section("interval");
-      return new Interval(TwoInput.parse(s, "interval", true),
-          integer(s, "lower_ms", "interval"), integer(s, "upper_ms", "interval"));
-    }
-
-    /** The {@code multi} section. */
-    Multi multi() {
-      return Multi.parse(section("multi"));
-    }
-
     /** The {@code aggregate} section (also the {@code local_aggregate} relation's). */
     Aggregate aggregate() {
       return Aggregate.parse(section("aggregate"));
     }
 
-    private JsonNode section(String name) {
+    /**
+     * The operator's own section, by its wire name: an operator's record parses it (in its
+     * own class, with the readers below).
+     */
+    JsonNode section(String name) {
       JsonNode section = root.get(name);
       if (section == null || !section.isObject()) {
         throw new IllegalArgumentException("the spec has no " + name + " section: " + root);
@@ -133,51 +120,6 @@ final class Specs {
     }
   }
 
-  /** The temporal join: the two inputs and {@code time}, {@code event} or {@code processing}. */
-  record Temporal(TwoInput join, String time) {
-    Temporal {
-      if (!time.equals("event") && !time.equals("processing")) {
-        throw new IllegalArgumentException(
-            "temporal.time must be event or processing, got " + time);
-      }
-    }
-
-    boolean event() {
-      return time.equals("event");
-    }
-  }
-
-  /** The interval join: the two inputs and the bounds of right time - left time, in ms. */
-  record Interval(TwoInput join, long lowerMs, long upperMs) {}
-
-  /**
-   * The multi-way join: each input's fields, the join kind of each input after the first
-   * ({@code inner} or {@code left}), each level's condition tree as JSON (null: none), state
-   * TTL (-1: none).
-   */
-  record Multi(List<List<Field>> inputs, List<String> kinds, List<String> conditions,
-      long ttlMs) {
-    static Multi parse(JsonNode s) {
-      List<List<Field>> inputs = new ArrayList<>();
-      for (JsonNode fields : array(field(s, "inputs", "multi"), "multi.inputs")) {
-        inputs.add(Field.list(fields, "multi.inputs"));
-      }
-      List<String> conditions = new ArrayList<>();
-      for (JsonNode c : array(field(s, "conditions", "multi"), "multi.conditions")) {
-        conditions.add(c.isNull() ? null : c.toString());
-      }
-      List<String> kinds = strings(field(s, "kinds", "multi"), "multi.kinds");
-      if (inputs.size() < 2 || kinds.size() != inputs.size() - 1
-          || conditions.size() != inputs.size() - 1) {
-        throw new IllegalArgumentException("a multi-way join has n >= 2 inputs and n - 1 kinds "
-            + "and conditions; the spec has " + inputs.size() + ", " + kinds.size() + " and "
-            + conditions.size());
-      }
-      return new Multi(List.copyOf(inputs), kinds, java.util.Collections.unmodifiableList(
-          conditions), optionalLong(s, "ttl_ms", -1));
-    }
-  }
-
   /** One aggregate call: function name, argument field (-1: none, COUNT(*)), DISTINCT. */
   record AggCall(String function, int arg, boolean distinct) implements Serializable {}
 
@@ -223,9 +165,9 @@ final class Specs {
     }
   }
 
-  // -- reading fields, with messages that name them ----------------------------------------------
+  // -- reading fields, with messages that name them (for every operator's record) -------------
 
-  private static JsonNode field(JsonNode node, String name, String where) {
+  static JsonNode field(JsonNode node, String name, String where) {
     JsonNode v = node.get(name);
     if (v == null || v.isNull()) {
       throw new IllegalArgumentException("the " + where + " spec has no " + name + ": " + node);
@@ -233,14 +175,14 @@ final class Specs {
     return v;
   }
 
-  private static JsonNode array(JsonNode node, String where) {
+  static JsonNode array(JsonNode node, String where) {
     if (!node.isArray()) {
       throw new IllegalArgumentException(where + " must be a JSON list, got " + node);
     }
     return node;
   }
 
-  private static String text(JsonNode node, String name, String where) {
+  static String text(JsonNode node, String name, String where) {
     JsonNode v = field(node, name, where);
     if (!v.isTextual()) {
       throw new IllegalArgumentException(where + "." + name + " must be a string, got " + v);
@@ -248,7 +190,7 @@ final class Specs {
     return v.asText();
   }
 
-  private static long integer(JsonNode node, String name, String where) {
+  static long integer(JsonNode node, String name, String where) {
     JsonNode v = field(node, name, where);
     if (!v.canConvertToLong()) {
       throw new IllegalArgumentException(where + "." + name + " must be an integer, got " + v);
@@ -256,12 +198,12 @@ final class Specs {
     return v.asLong();
   }
 
-  private static long optionalLong(JsonNode node, String name, long absent) {
+  static long optionalLong(JsonNode node, String name, long absent) {
     JsonNode v = node.get(name);
     return v == null || v.isNull() ? absent : v.asLong();
   }
 
-  private static List<String> strings(JsonNode node, String where) {
+  static List<String> strings(JsonNode node, String where) {
     return map(array(node, where), JsonNode::asText);
   }
 

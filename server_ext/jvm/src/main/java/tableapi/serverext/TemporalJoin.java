@@ -1,5 +1,6 @@
 package tableapi.serverext;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -43,9 +44,32 @@ final class TemporalJoin implements FlatMapGroupsWithStateFunction<Row, Row, byt
     this.timeAt = input.fieldIndex(Wire.TIME);
   }
 
+  /**
+   * The {@code temporal} section ({@code TemporalSpec.wire_section()}): the two inputs and
+   * {@code time}, {@code event} or {@code processing}.
+   */
+  record Spec(Specs.TwoInput join, String time) {
+    Spec {
+      if (!time.equals("event") && !time.equals("processing")) {
+        throw new IllegalArgumentException(
+            "temporal.time must be event or processing, got " + time);
+      }
+    }
+
+    static Spec parse(Specs.Envelope envelope) {
+      JsonNode s = envelope.section("temporal");
+      return new Spec(Specs.TwoInput.parse(s, "temporal", false),
+          Specs.text(s, "time", "temporal"));
+    }
+
+    boolean event() {
+      return time.equals("event");
+    }
+  }
+
   /** The {@code temporal} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
-    Specs.Temporal temporal = request.spec().temporal();
+    Spec temporal = Spec.parse(request.spec());
     JoinSpec spec = request.twoInput(temporal.join(), "temporal", true);
     boolean event = temporal.event();
     if (!spec.kind.equals("inner") && !spec.kind.equals("left")) {
