@@ -1,6 +1,7 @@
 """Running cases on both sides and comparing: what the CLI and the pytest file share.
 
-1. Flink: every case whose answer is not cached yet goes to ONE Flink process (one JVM,
+1. Flink: every case whose answer is not stored (CI's cases: ``flink_answers/``, see
+   ``stored_answers.py``) or cached yet goes to ONE Flink process (one JVM,
    ``flink_runner``), in Flink's virtualenv; answers are cached by the case's content (not
    its id) under ``.flink-venv/conformance-cache/``.
 2. The product: each case on one Spark Connect server, one fresh TableEnvironment each.
@@ -39,6 +40,8 @@ from tests.conformance.model import Case, dumps
 
 FAILURES_DIR = Path(__file__).resolve().parent / "failures"
 CACHE_DIR = VENV_DIR / "conformance-cache"
+#: Flink's answers to CI's fixed cases, kept in the repository (``stored_answers.py``).
+STORED_DIR = Path(__file__).resolve().parent / "flink_answers"
 FLINK_TIMEOUT_PER_CASE_S = 120
 # What a cached answer holds (part of its key): 2 added the result schema's column types.
 ANSWER_FORMAT = "answer-2"
@@ -65,8 +68,11 @@ def case_key(case: Case) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def run_flink(cases: Sequence[Case], log: Callable[[str], None] = print) -> dict[str, dict]:
-    """Flink's answers to `cases`, by case id (cached answers reused; the rest in one JVM)."""
+def run_flink(
+    cases: Sequence[Case], log: Callable[[str], None] = print, cached: bool = True
+) -> dict[str, dict]:
+    """Flink's answers to `cases`, by case id (stored and cached answers reused, unless not
+    ``cached``; the rest in one JVM)."""
     ids = [c["id"] for c in cases]
     if len(set(ids)) != len(ids):
         repeated = sorted({i for i in ids if ids.count(i) > 1})
@@ -76,16 +82,17 @@ def run_flink(cases: Sequence[Case], log: Callable[[str], None] = print) -> dict
     same: dict[str, list[Case]] = {}  # cases of one content (a query via SQL and via the API)
     for case in cases:
         key = case_key(case)
-        cached = CACHE_DIR / f"{key}.json"
-        if cached.exists():
-            answers[case["id"]] = json.loads(cached.read_text()) | {"id": case["id"]}
+        known = [d / f"{key}.json" for d in (STORED_DIR, CACHE_DIR)] if cached else []
+        found = next((p for p in known if p.exists()), None)
+        if found is not None:
+            answers[case["id"]] = json.loads(found.read_text()) | {"id": case["id"]}
         elif key in same:
             same[key].append(case)  # answered with its twin
         else:
             same[key] = [case]
             todo.append(case)
     if not todo:
-        log(f"[flink] all {len(cases)} answers cached")
+        log(f"[flink] all {len(cases)} answers stored or cached")
         return answers
     python = ensure_flink_venv()
     # After the venv: a fresh install removes an unfinished venv, the cache inside it too.

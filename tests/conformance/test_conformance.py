@@ -2,12 +2,13 @@
 
 Runs one case of every family (seeds in ``CI_SEEDS``), once as a Table API program and once
 as Flink's SQL text (``-sql``: the same string Flink runs), plus the minimal reproductions
-kept in ``tests/conformance/repros/`` (one per known difference). Flink answers all of them
-first, in one JVM, in its own virtualenv (``.flink-venv/``, installed on first use by
-flink_env); each case then runs on the test server and must give Flink's final table, with
-Flink's column types, and a valid changelog. The family cases' final tables must also be the
-plain-Python answer (``reference.py``), whose counts of joined and retracted rows
-test_generator checks.
+kept in ``tests/conformance/repros/`` (one per known difference). Flink's answers to them are
+kept in ``tests/conformance/flink_answers/`` (``stored_answers.py`` regenerates them on Flink,
+in its own virtualenv ``.flink-venv/``, in one JVM; a case without one is answered by Flink
+then, installed on first use by flink_env); each case then runs on the test server and must
+give Flink's final table, with Flink's column types, and a valid changelog. The family cases'
+final tables must also be the plain-Python answer (``reference.py``), whose counts of joined
+and retracted rows test_generator checks.
 
 ``SPILL_CASES`` run again on a server of their own whose sorts spill at every row (the CLI's,
 ``__main__.SPILL_CONF``): the repros of differences 19 and 20 and a chain of joins, whose
@@ -153,6 +154,18 @@ CASES = ci_cases()
 DRAWN = [c for c in CASES if c["id"] == f"{c['family']}-{CI_SEEDS.get(c['family'])}-0"]
 SPILL_CASES = spill_cases()
 STRICT = os.environ.get("TABLEAPI_CONFORMANCE_STRICT") == "1"
+
+
+def test_every_ci_case_has_its_stored_answer() -> None:
+    """CI answers from the repository, not from a Flink it would install and run: a case
+    that changed needs its answer again."""
+    from tests.conformance.stored_answers import missing
+
+    lost = missing(CASES + SPILL_CASES)
+    assert not lost, (
+        f"no stored Flink answer for {lost}: run `python -m tests.conformance.stored_answers` "
+        "(it runs them on Flink 2.3) and commit tests/conformance/flink_answers/"
+    )
 
 
 @pytest.fixture(scope="module")
