@@ -125,10 +125,9 @@ def to_spark(expr: Expression, row: RowType) -> SparkColumn:
                 left, right = args
                 value = left / right if fn.name == "divide" else _OPS[fn.name](left, right)
                 return value.cast(exact.spark_ddl)
-        if fn.name == "divide":
-            return _divide(args[0], args[1], expr.type_in(row))
-        if fn.name == "initcap":
-            return _initcap(args[0])
+        flink = _FLINK_SEMANTICS.get(fn.name)
+        if flink is not None:
+            return flink(args, expr.type_in(row))
         if fn.aggregate and fn.name != "count":
             return _aggregate(fn.name, args, expr.type_in(row))
         if fn.name in _OPS:
@@ -192,6 +191,22 @@ def _aggregate(name: str, args: list[SparkColumn], result: DataType) -> SparkCol
     return (total / count).cast(result.spark_ddl)
 
 
+def _regexp_extract(args: list[SparkColumn]) -> SparkColumn:
+    """Flink's REGEXP_EXTRACT(str, regex [, index]): NULL where the regex finds no match
+    (Spark's gives ''), and the whole match where no index is given (Spark's default is 1),
+    as Flink 2.3 answers. Left: a group that does not take part in the match (``a(x)?b`` of
+    'ab', group 1) is NULL on Flink and '' here (Spark's functions cannot tell).
+
+    >>> text = str(_regexp_extract([F.col("s"), F.lit("a(b)")]))
+    >>> "CASE WHEN CallFunction('rlike', s, a(b)) THEN CallFunction('regexp_extract'" in text
+    True
+    """
+    s, pattern = args[0], args[1]
+    index = args[2] if len(args) > 2 else F.lit(0)
+    extracted = F.call_function("regexp_extract", s, pattern, index)
+    return F.when(F.call_function("rlike", s, pattern), extracted)
+
+
 def _initcap(s: SparkColumn) -> SparkColumn:
     """Flink's INITCAP (Calcite's): a word is a run of ASCII letters and digits; its first
     letter is upper-cased and its other ASCII letters lower-cased, other characters kept.
@@ -205,3 +220,12 @@ def _initcap(s: SparkColumn) -> SparkColumn:
         return F.when(ascii_letter & starts, F.upper(c)).when(ascii_letter, F.lower(c)).otherwise(c)
 
     return F.when(s == "", s).otherwise(F.array_join(F.transform(chars, one), ""))
+
+
+#: Functions whose Spark namesake answers otherwise than Flink: (arguments, result type) ->
+#: Flink's answer.
+_FLINK_SEMANTICS: dict[str, Callable[[list[SparkColumn], DataType], SparkColumn]] = {
+    "divide": lambda args, result: _divide(args[0], args[1], result),
+    "initcap": lambda args, result: _initcap(args[0]),
+    "regexp_extract": lambda args, result: _regexp_extract(args),
+}

@@ -143,8 +143,10 @@ class LookupJoin(UnaryNode):
                 raise ValidationError(f"internal: hint {h.name} on a lookup join")
         object.__setattr__(self, "lookup_hint", self._lookup_hint())
         nullable = self.kind is JoinKind.LEFT
+        # The probe's time attributes go on as they are (Flink's, as a temporal join's: a
+        # rowtime stays a rowtime, so a window or an interval join can follow).
         return RowType(
-            tuple(Field(f.name, f.type.plain()) for f in lrow)
+            lrow.fields
             + tuple(
                 Field(f.name, (f.type.with_nullable(True) if nullable else f.type).plain())
                 for f in drow
