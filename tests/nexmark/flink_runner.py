@@ -2,11 +2,11 @@
 
     .flink-venv/bin/python -m tests.nexmark.flink_runner JOB.json RESULTS.jsonl
 
-``JOB.json``: ``{"events_dir": DIR, "side_input": FILE, "queries": ["q0", ...]}`` (DIR holds
-``person/``, ``auction/``, ``bid/`` CSV files; FILE is q13's side input as the
-``conformance-lookup`` connector reads it). Writes one JSON line per query (flushed as each
-finishes): ``{"query", "columns", "types", "changelog", "final", "error", "seconds"}``, values
-tagged as tests/conformance/flink_runner tags them.
+``JOB.json``: ``{"events_dir": DIR, "side_input": FILE, "jar_dir": JARS, "queries": ["q0",
+...]}`` (DIR holds ``person/``, ``auction/``, ``bid/`` CSV files; FILE is q13's side input as
+the ``conformance-lookup`` connector reads it; JARS where the jars are compiled). Writes one
+JSON line per query (flushed as each finishes): ``{"query", "columns", "types", "changelog",
+"final", "error", "seconds"}``, values tagged as tests/conformance/flink_runner tags them.
 
 As the conformance suite runs Flink: streaming mode, parallelism 1, a fresh TableEnvironment
 per query, the query's own statements (view, side input, ``CREATE FUNCTION``) and then its
@@ -47,11 +47,14 @@ def flink_side_input_options(path: str) -> str:
 class NexmarkFlink:
     """One PyFlink gateway (JVM); a fresh TableEnvironment per query."""
 
-    def __init__(self) -> None:
+    def __init__(self, jar_dir: Path) -> None:
         import pyflink  # type: ignore[import-not-found]  # (Flink's virtualenv only)
 
         lib = Path(pyflink.__file__).resolve().parent / "lib"
-        jars = [ensure_lookup_jar(lib), ensure_flink_jar(lib, UDF_SOURCE_DIR, "nexmark-udf")]
+        jars = [
+            ensure_lookup_jar(lib, jar_dir),
+            ensure_flink_jar(lib, UDF_SOURCE_DIR, "nexmark-udf", jar_dir),
+        ]
         self.jars = ";".join(j.resolve().as_uri() for j in jars)
 
     def run(self, name: str, events_dir: Path, side_input: str) -> dict[str, Any]:
@@ -95,7 +98,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     job = json.loads(Path(argv[0]).read_text())
-    flink = NexmarkFlink()
+    flink = NexmarkFlink(Path(job["jar_dir"]))
     with open(argv[1], "a") as out:
         for name in job["queries"]:
             result = flink.run(name, Path(job["events_dir"]), job["side_input"])
