@@ -27,6 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from tableapi import TableEnvironment, udf
 from tests.conformance.compare import compare
 from tests.conformance.flink_env import FLINK_VERSION, REPO_ROOT, ensure_flink_venv
 from tests.nexmark.known import DIFFERENT, FLINK_REFUSES, UNSUPPORTED
@@ -199,13 +200,32 @@ def load_answer(name: str) -> dict[str, Any]:
 # -- the product -------------------------------------------------------------------------------
 
 
-def run_product(
-    name: str, remote: str, events_dir: Path, side_db: Path, changelog: bool = True
-) -> dict[str, Any]:
+def prepare_product(env: TableEnvironment, name: str, events_dir: Path, side_db: Path) -> None:
+    """Everything query ``name`` reads, in ``env``: the event tables over ``events_dir``, the
+    query's own statements (q13's side input a ``jdbc`` table over ``side_db``), q14's
+    ``count_char`` as a Python udf. Then ``env.sql_query(load(name).select)`` is its answer,
+    and ``execute_sql`` of its ``sink`` and ``insert`` its benchmark (a blackhole sink).
+
+    Example:
+        >>> from tableapi import TableEnvironment
+        >>> env = TableEnvironment.create(mode="streaming")
+        >>> prepare_product(env, "q14", Path("/data/events"), Path("/data/side_input.db"))
+        >>> env.sql_query(load("q14").select).column_names[-1]
+        'c_counts'
+    """
+    query = load(name)
+    values = {"SIDE_INPUT_OPTIONS": product_side_input_options(side_db)}
+    for statement in [*table_ddl(events_dir), *query.setup]:
+        env.execute_sql(substitute(statement, values))
+    if query.functions:  # q14: the product has no CREATE FUNCTION of a Java class
+        function = udf(count_char, result_type="BIGINT NOT NULL")
+        env.create_temporary_system_function("count_char", function)
+
+
+def run_product(name: str, remote: str, events_dir: Path, side_db: Path) -> dict[str, Any]:
     """Query ``name`` (its SELECT) on the product at ``remote`` in streaming mode, as Flink
     runs it: ``changelog``, ``columns``, ``types``; an error as ``error`` and ``exception``
     (the exception itself), never raised."""
-    from tableapi import TableEnvironment, udf
     from tests.conformance.product import encode
 
     started = time.monotonic()
@@ -213,15 +233,8 @@ def run_product(
     out["error"], out["exception"] = None, None
     env = TableEnvironment.create(mode="streaming", remote=remote)
     try:
-        query = load(name)
-        values = {"SIDE_INPUT_OPTIONS": product_side_input_options(side_db)}
-        for statement in [*table_ddl(events_dir), *query.setup]:
-            env.execute_sql(substitute(statement, values))
-        if query.functions:  # q14: the product has no CREATE FUNCTION of a Java class
-            env.create_temporary_system_function(
-                "count_char", udf(count_char, result_type="BIGINT NOT NULL")
-            )
-        table = env.sql_query(query.select)
+        prepare_product(env, name, events_dir, side_db)
+        table = env.sql_query(load(name).select)
         out["columns"] = list(table.column_names)
         result = table.execute()
         out["types"] = [str(f.type) for f in result.row_type]
