@@ -44,6 +44,33 @@ def flink_side_input_options(path: str) -> str:
     return f"'connector' = 'conformance-lookup', 'path' = '{path}'"
 
 
+def flink_statements(name: str, events_dir: Path, side_input: str) -> list[str]:
+    """What query ``name`` reads, as Flink statements: the event tables, the query's own
+    statements, its ``CREATE FUNCTION`` (q14: needs `flink_jars` in ``pipeline.jars``). Then
+    its ``select`` is its answer and its ``sink`` and ``insert`` its benchmark.
+
+    Example:
+        >>> [s.split("(")[0].strip() for s in flink_statements("q14", Path("/e"), "/s.tsv")]
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['CREATE TABLE person', 'CREATE TABLE auction', 'CREATE TABLE bid',
+         "CREATE FUNCTION count_char AS 'com.github.nexmark.flink.udf.CountChar'"]
+    """
+    query = load(name)
+    values = {"SIDE_INPUT_OPTIONS": flink_side_input_options(side_input)}
+    statements = [*table_ddl(events_dir), *query.setup, *query.functions]
+    return [substitute(s, values) for s in statements]
+
+
+def flink_jars(flink_lib: Path, jar_dir: Path) -> list[Path]:
+    """The jars Nexmark's queries need on Flink (``pipeline.jars``), compiled into
+    ``jar_dir`` against PyFlink's ``flink_lib`` when missing: q13's lookup source and q14's
+    ``CountChar``."""
+    return [
+        ensure_lookup_jar(flink_lib, jar_dir),
+        ensure_flink_jar(flink_lib, UDF_SOURCE_DIR, "nexmark-udf", jar_dir),
+    ]
+
+
 class NexmarkFlink:
     """One PyFlink gateway (JVM); a fresh TableEnvironment per query."""
 
@@ -51,11 +78,7 @@ class NexmarkFlink:
         import pyflink  # type: ignore[import-not-found]  # (Flink's virtualenv only)
 
         lib = Path(pyflink.__file__).resolve().parent / "lib"
-        jars = [
-            ensure_lookup_jar(lib, jar_dir),
-            ensure_flink_jar(lib, UDF_SOURCE_DIR, "nexmark-udf", jar_dir),
-        ]
-        self.jars = ";".join(j.resolve().as_uri() for j in jars)
+        self.jars = ";".join(j.resolve().as_uri() for j in flink_jars(lib, jar_dir))
 
     def run(self, name: str, events_dir: Path, side_input: str) -> dict[str, Any]:
         """Query ``name`` over the events in ``events_dir``: its changelog and final table."""
@@ -70,11 +93,9 @@ class NexmarkFlink:
             config.set("parallelism.default", "1")
             config.set("table.exec.resource.default-parallelism", "1")
             config.set("pipeline.jars", self.jars)
-            query = load(name)
-            values = {"SIDE_INPUT_OPTIONS": flink_side_input_options(side_input)}
-            for statement in [*table_ddl(events_dir), *query.setup, *query.functions]:
-                env.execute_sql(substitute(statement, values))
-            result = env.execute_sql(query.select)
+            for statement in flink_statements(name, events_dir, side_input):
+                env.execute_sql(statement)
+            result = env.execute_sql(load(name).select)
             schema = result.get_resolved_schema()
             out["columns"] = list(schema.get_column_names())
             out["types"] = [
