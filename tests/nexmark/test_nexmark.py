@@ -49,6 +49,7 @@ def nexmark_files(test_server: TestServer) -> tuple[Path, Path]:
     root.chmod(0o777)
     events = write_events(root / "events")
     _, db = write_side_input(root / "side")
+    db.parent.chmod(0o777)  # SQLite beside a server of another user (docker) may need it
     return events, db
 
 
