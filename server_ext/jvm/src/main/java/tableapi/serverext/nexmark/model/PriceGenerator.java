@@ -1,0 +1,33 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ *
+ * Ported from Nexmark (https://github.com/nexmark/nexmark, Apache 2.0):
+ * nexmark-flink/src/main/java/com/github/nexmark/flink/generator/model/PriceGenerator.java.
+ */
+package tableapi.serverext.nexmark.model;
+
+import java.util.SplittableRandom;
+
+/** Generates a random price. */
+public final class PriceGenerator {
+  private PriceGenerator() {}
+
+  /** Return a random price. */
+  public static long nextPrice(SplittableRandom random) {
+    return Math.round(Math.pow(10.0, random.nextDouble() * 6.0) * 100.0);
+  }
+}

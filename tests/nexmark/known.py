@@ -1,0 +1,62 @@
+"""What Nexmark's queries do on this product today, in one place: the test (test_nexmark)
+checks every entry is still so, so that these lists can only shrink.
+
+- ``UNSUPPORTED``: queries the product refuses, with its own error (a ValidationError or
+  SqlParserError naming what it lacks), before anything runs; and why.
+- ``FLINK_REFUSES``: queries Flink 2.3 refuses as written; the product must refuse them too.
+- ``DIFFERENT``: queries the product runs whose answer differs from Flink's: compare's
+  status (``different``: rows, ``types``: only column types) and what differs, minimized. The
+  test expects that status and fails once the answers agree (or differ otherwise).
+- ``ACCEPTS_WHAT_FLINK_REFUSES``: Nexmark's own text of a query adapted here, which Flink 2.3
+  refuses and the product accepts (the test checks it still does).
+"""
+
+from __future__ import annotations
+
+UNSUPPORTED: dict[str, str] = {
+    "q5": "HOP window TVF (TABLE(HOP(...))): window table functions are not supported",
+    "q7": "TUMBLE window TVF (TABLE(TUMBLE(...))): window table functions are not supported",
+    "q8": "TUMBLE window TVF (TABLE(TUMBLE(...))): window table functions are not supported",
+    "q9": "ROW_NUMBER() OVER (PARTITION BY ...) (Top-1 per auction): OVER is not supported",
+    "q11": "SESSION group window (GROUP BY SESSION(...)): group windows are not supported",
+    "q12": "TUMBLE window TVF over PROCTIME(): window table functions are not supported",
+    "q15": "aggregate FILTER (WHERE ...) clauses are not supported",
+    "q16": "aggregate FILTER (WHERE ...) clauses are not supported",
+    "q17": "aggregate FILTER (WHERE ...) clauses are not supported",
+    "q18": "ROW_NUMBER() OVER (PARTITION BY ...) (deduplication): OVER is not supported",
+    "q19": "ROW_NUMBER() OVER (PARTITION BY ...) (Top-10 per auction): OVER is not supported",
+    "q22": "SPLIT_INDEX, a Flink built-in function the product lacks",
+}
+
+FLINK_REFUSES: dict[str, str] = {
+    "q6": "Column 'rownum' not found: the query filters on ROW_NUMBER()'s alias in the SELECT "
+    "that defines it (Nexmark marks it a TODO: OVER cannot consume retractions)",
+}
+
+DIFFERENT: dict[str, tuple[str, str]] = {
+    "q13": (
+        "types",
+        "a lookup join drops its probe's rowtime attribute: `SELECT b.ts FROM b JOIN D FOR "
+        "SYSTEM_TIME AS OF b.pt AS d ON b.k = d.k` (b with WATERMARK FOR ts) types ts "
+        "TIMESTAMP(3) on the product, TIMESTAMP(3) *ROWTIME* on Flink; the rows agree",
+    ),
+    "q21": (
+        "different",
+        "REGEXP_EXTRACT of a string its pattern does not match is '' on the product (Spark's "
+        "regexp_extract), NULL on Flink: REGEXP_EXTRACT('x', '(&|^)b=([^&]*)', 2); q21's "
+        "`REGEXP_EXTRACT(url, ...) IS NOT NULL` keeps 81 bids Flink drops (channel_id '')",
+    ),
+}
+
+#: Nexmark's own text that Flink 2.3 refuses and the product accepts, where a query here is
+#: adapted: query -> (Nexmark's text, the adapted text, why). The test checks the product
+#: still accepts Nexmark's text.
+ACCEPTS_WHAT_FLINK_REFUSES: dict[str, tuple[str, str, str]] = {
+    "q23": (
+        "A.dateTime AS auction_dateTime",
+        "A.`dateTime` AS auction_dateTime",
+        "Flink 2.3's parser reserves DATETIME: `SELECT dateTime FROM t` and `SELECT A.dateTime "
+        'FROM t A` fail (SqlParserException: Encountered "dateTime FROM" / ". dateTime"); '
+        "the product takes both",
+    ),
+}

@@ -1,0 +1,23 @@
+-- Nexmark's query 0, from https://github.com/nexmark/nexmark at commit 6b3646c3baec:
+-- nexmark-flink/src/main/resources/queries/q0.sql, under the Apache License, Version 2.0
+-- (http://www.apache.org/licenses/LICENSE-2.0). Adaptations: tests/nexmark/README.md.
+
+-- -------------------------------------------------------------------------------------------------
+-- Query 0: Pass through (Not in original suite)
+-- -------------------------------------------------------------------------------------------------
+-- This measures the monitoring overhead of the Flink SQL implementation including the source generator.
+-- Using `bid` events here, as they are most numerous with default configuration.
+-- -------------------------------------------------------------------------------------------------
+
+CREATE TABLE nexmark_q0 (
+  auction  BIGINT,
+  bidder  BIGINT,
+  price  BIGINT,
+  `dateTime`  TIMESTAMP(3),
+  extra  VARCHAR
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q0
+SELECT auction, bidder, price, `dateTime`, extra FROM bid;
