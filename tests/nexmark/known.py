@@ -33,20 +33,7 @@ FLINK_REFUSES: dict[str, str] = {
     "that defines it (Nexmark marks it a TODO: OVER cannot consume retractions)",
 }
 
-DIFFERENT: dict[str, tuple[str, str]] = {
-    "q13": (
-        "types",
-        "a lookup join drops its probe's rowtime attribute: `SELECT b.ts FROM b JOIN D FOR "
-        "SYSTEM_TIME AS OF b.pt AS d ON b.k = d.k` (b with WATERMARK FOR ts) types ts "
-        "TIMESTAMP(3) on the product, TIMESTAMP(3) *ROWTIME* on Flink; the rows agree",
-    ),
-    "q21": (
-        "different",
-        "REGEXP_EXTRACT of a string its pattern does not match is '' on the product (Spark's "
-        "regexp_extract), NULL on Flink: REGEXP_EXTRACT('x', '(&|^)b=([^&]*)', 2); q21's "
-        "`REGEXP_EXTRACT(url, ...) IS NOT NULL` keeps 81 bids Flink drops (channel_id '')",
-    ),
-}
+DIFFERENT: dict[str, tuple[str, str]] = {}
 
 #: Nexmark's own text that Flink 2.3 refuses and the product accepts, where a query here is
 #: adapted: query -> (Nexmark's text, the adapted text, why). The test checks the product
