@@ -3,17 +3,17 @@ SliceSharedWindowAggProcessor / SliceUnsharedWindowAggProcessor) in plain Python
 JVM operator (``WindowAggregate.java``) is compared with, batch by batch.
 
 Unlike the operator (one set of accumulators per window), the model keeps Flink's slices: a
-row goes into ONE slice (TUMBLE: its window; HOP: its slide-sized slice; CUMULATE: its
-step-sized slice), and a window's result is computed, when it fires, from the rows of the
-slices it spans. A micro-batch's watermark arrives before its rows (it fires what it passes
-first, as Flink does when a watermark comes). Timers as Flink's: a row registers its slice's
-end (the end of the first window that holds it); firing window ``E`` registers the next
-window ``E + slide`` (HOP: if one of its slices has rows; CUMULATE: until the max size),
-then purges the slices no later window needs. A window fires once the watermark reaches
-``E - 1`` (``isWindowFired``). A row whose slice has fired is late: dropped if the last window of its slice has fired too, else
-kept in its slice with a timer at the first window not yet fired. Results come from
-``tests.models.aggregate.result`` (COUNT(*), COUNT, SUM, AVG, MIN, MAX) over the rows; the
-DISTINCT forms over their distinct values.
+row goes into ONE slice (TUMBLE: its window; HOP: its slide-sized slice; CUMULATE: its step-
+sized slice), and a window's result is computed, when it fires, from the rows of the slices
+it spans. A micro-batch's watermark arrives before its rows (it fires what it passes first,
+as Flink does when a watermark comes). Timers as Flink's: a row registers its slice's end
+(the end of the first window that holds it); firing window ``E`` registers the next window
+``E + slide`` (HOP: if one of its slices has rows; CUMULATE: until the max size), then
+purges the slices no later window needs. A window fires once the watermark reaches ``E - 1``
+(``isWindowFired``). A row whose slice has fired is late: dropped if the last window of its
+slice has fired too, else kept in its slice with a timer at the first window not yet fired.
+Results come from ``tests.models.aggregate.result`` (COUNT(*), COUNT, SUM, AVG, MIN, MAX)
+over the rows; the DISTINCT forms over their distinct values.
 
 Example::
 
