@@ -3,13 +3,13 @@ an insert-only input, grouped by the aggregation's keys, windows assigned in the
 
 Example::
 
-    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.plan import FileSource, Scan
     >>> from tableapi.plan.windows import Window, WindowAggregate, WindowKind
     >>> from tableapi.types import BIGINT, DataType, RowType, TimeKind
     >>> from tableapi.expressions import col
     >>> from tableapi.physical import StreamingOptions, plan_stream
     >>> rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
-    >>> t = Scan("T", ElementsSource(()), RowType.of(("k", BIGINT), ("ts", rowtime)))
+    >>> t = Scan("T", FileSource("/t", "json"), RowType.of(("k", BIGINT), ("ts", rowtime)))
     >>> agg = WindowAggregate(t, Window(WindowKind.TUMBLE, "ts", 1000),
     ...                       ("window_start", "window_end", "k"), (("n", col("k").count),))
     >>> node = plan_stream(agg, StreamingOptions()).root
@@ -36,7 +36,13 @@ from tableapi.physical.base import (
 from tableapi.physical.options import StateBackend
 from tableapi.physical.specs import aggregate_calls
 from tableapi.plan.changelog import is_changelog
-from tableapi.plan.windows import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
+from tableapi.plan.windows import (
+    WINDOW_COLUMNS,
+    WindowAggregate,
+    WindowTableFunction,
+    sliceable,
+    unsliceable_message,
+)
 from tableapi.types import TimeKind
 
 
@@ -113,10 +119,13 @@ class StreamExecWindowAggregate(StreamExecOperator):
 
 
 def _standalone_tvf(node: WindowTableFunction) -> None:
+    if not sliceable(node.window):
+        raise ValidationError(unsliceable_message(node.window))
     raise ValidationError(
         f"A window TVF ({node.window.kind.value}) in streaming mode runs only as a window "
-        "aggregation (GROUP BY window_start, window_end, ...); its rows on their own, or under "
-        "another operator, are not supported yet in streaming mode (batch mode runs them)."
+        "aggregation (GROUP BY window_start, window_end, ...) whose calls read the input's "
+        "columns; its rows on their own, or under another operator, are not supported yet in "
+        "streaming mode (batch mode runs them)."
     )
 
 

@@ -183,6 +183,24 @@ the input has [k].
     return RowType(tuple(fields))
 
 
+def sliceable(window: Window) -> bool:
+    """Can a window aggregation run over ``window`` (Flink's slicing assigners: a HOP's size
+    must be a multiple of its slide)?
+
+    >>> sliceable(Window(WindowKind.HOP, "ts", 10_000, 3_000))
+    False
+    """
+    return window.kind is not WindowKind.HOP or window.size_ms % (window.step_ms or 1) == 0
+
+
+def unsliceable_message(window: Window) -> str:
+    """Flink's error for a HOP window a window aggregation cannot run over."""
+    return (
+        "Slicing Hopping Window requires size must be an integral multiple of slide, but got "
+        f"size {window.size_ms} ms and slide {window.step_ms} ms."
+    )
+
+
 @attrs.frozen(eq=False)
 class WindowAggregate(UnaryNode):
     """An aggregation grouped by a window TVF's ``window_start`` and ``window_end`` (Flink's
@@ -213,11 +231,8 @@ class WindowAggregate(UnaryNode):
                 f"A window aggregation groups by window_start and window_end; "
                 f"GROUP BY [{', '.join(self.group_keys)}] lacks {missing}."
             )
-        if self.window.kind is WindowKind.HOP and self.window.size_ms % (self.window.step_ms or 1):
-            raise ValidationError(
-                "Slicing Hopping Window requires size must be an integral multiple of slide, "
-                f"but got size {self.window.size_ms} ms and slide {self.window.step_ms} ms."
-            )
+        if not sliceable(self.window):
+            raise ValidationError(unsliceable_message(self.window))
         for name, agg in self.aggs:
             used = sorted(agg.column_names() & set(WINDOW_COLUMNS))
             if used:
@@ -248,5 +263,7 @@ __all__ = [
     "WindowAggregate",
     "WindowKind",
     "WindowTableFunction",
+    "sliceable",
+    "unsliceable_message",
     "window_row_type",
 ]

@@ -20,7 +20,14 @@ Example::
 from __future__ import annotations
 
 from tableapi.plan import Aggregate, PlanNode
-from tableapi.plan.windows import WINDOW_END, WINDOW_START, WindowAggregate, WindowTableFunction
+from tableapi.plan.windows import (
+    WINDOW_COLUMNS,
+    WINDOW_END,
+    WINDOW_START,
+    WindowAggregate,
+    WindowTableFunction,
+    sliceable,
+)
 
 
 def window_aggregates(plan: PlanNode) -> PlanNode:
@@ -32,6 +39,10 @@ def window_aggregates(plan: PlanNode) -> PlanNode:
         if not {WINDOW_START, WINDOW_END} <= set(node.group_keys):
             return None  # a plain aggregation of the TVF's rows (batch mode runs it)
         tvf = node.input
+        if not sliceable(tvf.window) or any(
+            a.column_names() & set(WINDOW_COLUMNS) for _, a in node.aggs
+        ):
+            return None  # batch mode runs it as it is; streaming refuses the TVF, saying why
         return WindowAggregate(tvf.input, tvf.window, node.group_keys, node.aggs, node.hints)
 
     return plan.transform_up(rewrite)
