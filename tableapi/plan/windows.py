@@ -194,7 +194,11 @@ def sliceable(window: Window) -> bool:
 
 
 def unsliceable_message(window: Window) -> str:
-    """Flink's error for a HOP window a window aggregation cannot run over."""
+    """Flink's error for a HOP window a window aggregation cannot run over.
+
+    >>> unsliceable_message(Window(WindowKind.HOP, "ts", 10_000, 3_000))[:46]
+    'Slicing Hopping Window requires size must be a'
+    """
     return (
         "Slicing Hopping Window requires size must be an integral multiple of slide, but got "
         f"size {window.size_ms} ms and slide {window.step_ms} ms."
