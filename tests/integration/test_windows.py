@@ -85,7 +85,15 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
     def w(a: int, b: int, k: str, n: int, s: int, m: int) -> tuple:
         return (T0 + a * S, T0 + b * S, k, n, s, m)
 
+    overall = (  # no key: one group per window; window_time grouped and selected
+        "SELECT window_start, window_end, window_time, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m "
+        "FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+        "GROUP BY window_start, window_end, window_time"
+    )
+    ms = dt.timedelta(milliseconds=1)
     want = {  # worked out by hand from Flink's window definitions
+        overall: [(T0, T0 + 10 * S, T0 + 10 * S - ms, 2, 3, 2),
+                  (T0 + 10 * S, T0 + 20 * S, T0 + 20 * S - ms, 2, 9, 5)],
         TUMBLE: [w(0, 10, "a", 2, 3, 2), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],
         hop: [w(-5, 5, "a", 1, 1, 1), w(0, 10, "a", 2, 3, 2), w(5, 15, "a", 2, 6, 4),
               w(5, 15, "b", 1, 5, 5), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],

@@ -168,6 +168,8 @@ def test_jvm_window_aggregate_emits_flinks_rows(
     for i, (case, want, got) in enumerate(zip(cases, expected, results, strict=True)):
         assert "error" not in got, f"case {i}: {got['error']}\n{case}"
         assert jvm_by_key(got) == want, f"case {i} differs:\n{case}"
+        if case["batches"][-1][0] == END_OF_INPUT:  # every window fired: no state is left
+            assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
     emitted = [r for w in expected for batch in w for rows in batch.values() for r in rows]
     assert len(emitted) > CASES  # the cases emit enough to compare
     assert {r[0] for r in emitted} == {"+I"}
