@@ -65,7 +65,8 @@ def _spec(tvf: str) -> WindowAggregateSpec:
 def test_the_model_gives_flinks_answer(case: tuple) -> None:
     name, tvf, rows, delay = case
     model = WindowAggModel(_spec(tvf))
-    out, top = [], None
+    out: list[tuple] = []
+    top: int | None = None
     for k, v, t in rows:  # Flink's watermark moves at every row
         ts = _ms(DAY + t)
         watermark = None if top is None else top - delay * 1000

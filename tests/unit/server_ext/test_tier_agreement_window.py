@@ -39,7 +39,7 @@ CALLS = [
     ("count", 2, True, "BIGINT"),
     ("sum", 1, True, "INT"),
 ]
-WINDOWS = {  # kind -> (size, step, offset) choices, in ms
+WINDOWS: dict[str, list[tuple[int, int | None, int]]] = {  # kind -> (size, step, offset), ms
     "tumble": [(1000, None, 0), (3000, None, 0), (2000, None, 700), (2000, None, -300)],
     "hop": [(3000, 1000, 0), (2000, 1000, 0), (4000, 2000, 500)],
     "cumulate": [(3000, 1000, 0), (4000, 2000, 0), (3000, 1000, -200)],
@@ -76,10 +76,10 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
     batches: list[tuple[int, list]] = []
     top, watermark = None, 0  # Spark's watermark before any row
     for _ in range(rng.randint(1, 6)):
-        rows = []
+        rows: list[tuple[Any, tuple, int | None]] = []
         for _ in range(rng.randint(0, 8)):
             row = tuple(rng.choice(v) for v in VALUES)
-            ts = BASE + rng.randint(0, 9000)
+            ts: int | None = BASE + rng.randint(0, 9000)
             if watermark and rng.random() < 0.3:
                 ts = watermark - rng.randint(-500, 3000)  # around or behind the watermark
             if rng.random() < 0.05:
