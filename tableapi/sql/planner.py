@@ -577,7 +577,7 @@ class SqlPlanner:
         data, timecol = args["DATA"], args["TIMECOL"]
         if data.table is None:
             raise self.error(data.span, f"{ref.function}'s first argument is TABLE t.")
-        if data.descriptor is not None or timecol.descriptor is None:
+        if timecol.descriptor is None:
             raise self.error(timecol.span, f"{ref.function}'s time column is DESCRIPTOR(col).")
         if len(timecol.descriptor) != 1:
             raise self.error(timecol.span, "A window's DESCRIPTOR names one time column.")
