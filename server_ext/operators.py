@@ -14,7 +14,7 @@ Example::
     >>> from server_ext.joins.spec import JoinSpec, SideSpec
     >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
     >>> registered(spec).operator, sorted(SPECS)
-    ('join', ['aggregate', 'interval', 'join', 'multi', 'temporal'])
+    ('join', ['aggregate', 'interval', 'join', 'multi', 'temporal', 'window_aggregate'])
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec
 from server_ext.joins.temporal_spec import TemporalSpec
 from server_ext.jvm import wire
+from server_ext.window_spec import WindowAggregateSpec
 
 
 class OperatorSpec(Protocol):
@@ -59,7 +60,14 @@ class OperatorSpec(Protocol):
 #: The operator specs by their wire name.
 SPECS: dict[str, type[OperatorSpec]] = {
     cls.operator: cls
-    for cls in (JoinSpec, TemporalSpec, IntervalSpec, MultiJoinSpec, AggregateSpec)
+    for cls in (
+        JoinSpec,
+        TemporalSpec,
+        IntervalSpec,
+        MultiJoinSpec,
+        AggregateSpec,
+        WindowAggregateSpec,
+    )
 }
 
 

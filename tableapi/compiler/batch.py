@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import reduce
 from typing import Any
 
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql.connect import functions as F
 from pyspark.sql.connect.observation import Observation
@@ -43,6 +44,7 @@ from tableapi.plan import (
     Union,
 )
 from tableapi.plan.lookup import lookup_table_misuse
+from tableapi.plan.windows import WindowAggregate, WindowKind, WindowTableFunction
 from tableapi.types import RowType, TimeKind
 
 _AS_OF_LEFT, _AS_OF_RIGHT, _LATEST = "__as_of_left", "__as_of_right", "__latest"
@@ -93,6 +95,47 @@ class BatchCompiler(Compiler):
                 *(ref(k) for k in node.group_keys)
             )
         return grouped.agg(*aggs)
+
+    def visit_WindowTableFunction(self, node: WindowTableFunction) -> DataFrame:
+        """Each row once per window that holds its time (Flink's assigners, as
+        ``Window.assign``: TUMBLE one, HOP and CUMULATE several), with the window's columns;
+        a row without a time is in no window."""
+        w = node.window
+        ms = F.unix_millis(ref(w.time_col))
+
+        def start(size: int) -> SparkColumn:  # TimeWindow.getWindowStartWithOffset
+            return ms - F.pmod(ms - F.lit(w.offset_ms), F.lit(size))
+
+        def bounds(s: SparkColumn, e: SparkColumn) -> SparkColumn:
+            return F.struct(s.alias("s"), e.alias("e"))
+
+        step = w.step_ms or w.size_ms
+        if w.kind is WindowKind.TUMBLE:
+            windows = F.array(bounds(start(w.size_ms), start(w.size_ms) + w.size_ms))
+        elif w.kind is WindowKind.HOP:  # starts from the latest down, while start > ts - size
+            last = start(step)
+            starts = F.sequence(last, last - F.lit(-(-w.size_ms // step) * step), F.lit(-step))
+            windows = F.transform(
+                F.filter(starts, lambda x: x > ms - w.size_ms), lambda x: bounds(x, x + w.size_ms)
+            )
+        else:  # CUMULATE: one start, ends from the first after ts up to the max size
+            first = start(w.size_ms) + (F.floor((ms - start(w.size_ms)) / step) + 1) * step
+            ends = F.sequence(first.cast("long"), start(w.size_ms) + w.size_ms, F.lit(step))
+            windows = F.transform(ends, lambda x: bounds(start(w.size_ms), x))
+        row = node.input.row_type
+        df = self.compile(node.input).select(
+            *(ref(n) for n in row.names), F.explode(windows).alias("__w")
+        )
+        stamp = F.timestamp_millis
+        return df.select(
+            *(ref(n) for n in row.names),
+            stamp(F.col("__w.s")).alias("window_start"),
+            stamp(F.col("__w.e")).alias("window_end"),
+            stamp(F.col("__w.e") - 1).alias("window_time"),
+        )
+
+    def visit_WindowAggregate(self, node: WindowAggregate) -> DataFrame:
+        return self.compile(node.as_aggregate())  # Spark groups the TVF's rows
 
     def visit_Join(self, node: Join) -> DataFrame:
         return self.spark_join(node, self.compile(node.left), self.compile(node.right))

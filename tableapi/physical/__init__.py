@@ -50,6 +50,7 @@ from tableapi.physical.relational import (
     StreamExecUnion,
     check_hash_lookup,
 )
+from tableapi.physical.windows import StreamExecWindowAggregate
 
 __all__ = [
     "EXEC_NODES",
@@ -75,6 +76,7 @@ __all__ = [
     "StreamExecTableSourceScan",
     "StreamExecTemporalJoin",
     "StreamExecUnion",
+    "StreamExecWindowAggregate",
     "StreamPhysicalPlan",
     "StreamingOptions",
     "Translation",

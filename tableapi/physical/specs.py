@@ -28,7 +28,7 @@ from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, Literal
-from tableapi.plan import Join, JoinKind, MultiJoin, TemporalJoin
+from tableapi.plan import Join, JoinKind, MultiJoin, PlanNode, TemporalJoin
 from tableapi.plan.changelog import is_changelog
 from tableapi.types import DataType, RowType
 
@@ -163,7 +163,41 @@ def aggregate_spec(
     >>> [name for name, _, _ in columns], spec.key
     (['k', '__a1'], (0,))
     """
-    node, group_keys, aggs = exec_node.logical, exec_node.group_keys, exec_node.aggs
+    node, group_keys = exec_node.logical, exec_node.group_keys
+    columns, calls = aggregate_calls(node, group_keys, exec_node.aggs)
+    state = exec_node.state
+    spec = AggregateSpec(
+        input=tuple((n, t.spark_ddl) for n, _, t in columns),
+        key=tuple(range(len(group_keys))),
+        aggs=tuple(calls),
+        output_names=node.row_type.names,
+        update_before=state.update_before,
+        mini_batch=state.mini_batch_ms is not None,
+        bundle_size=state.bundle_size,
+        two_phase=exec_node.two_phase,
+        retractions=is_changelog(node.inputs[0]),
+        ttl_ms=state.ttl_ms,
+    )
+    return spec, columns
+
+
+def aggregate_calls(
+    node: PlanNode, group_keys: tuple[str, ...], aggs: tuple[tuple[str, Expression], ...]
+) -> tuple[list[tuple[str, Expression, DataType]], list[AggCall]]:
+    """The columns of an aggregate operator's input row (the group keys, then each distinct
+    aggregate argument once, as (name, expression over ``node``'s input, type)) and its
+    calls, each result typed as ``node``'s output field of its name: what the group and the
+    window aggregates share.
+
+    >>> from tableapi.plan import Aggregate, FileSource, Scan
+    >>> from tableapi.types import INT
+    >>> from tableapi.expressions import col
+    >>> t = Scan("T", FileSource("/t", "json"), RowType.of(("k", INT), ("v", INT)))
+    >>> columns, calls = aggregate_calls(Aggregate(t, ("k",), (("s", col("v").sum),)), ("k",),
+    ...                                  (("s", col("v").sum),))
+    >>> [c[0] for c in columns], [(a.function, a.arg) for a in calls]
+    (['k', '__a1'], [('sum', 1)])
+    """
     row = node.inputs[0].row_type
     columns: list[tuple[str, Expression, DataType]] = [
         (k, Column(k), row.field(k).type) for k in group_keys
@@ -186,20 +220,7 @@ def aggregate_spec(
             at = index_of[arg.key()] = len(columns)
             columns.append((f"__a{at}", arg, arg.type_in(row)))
         calls.append(AggCall(_AGG_FUNCTIONS[function], at, distinct, result))
-    state = exec_node.state
-    spec = AggregateSpec(
-        input=tuple((n, t.spark_ddl) for n, _, t in columns),
-        key=tuple(range(len(group_keys))),
-        aggs=tuple(calls),
-        output_names=node.row_type.names,
-        update_before=state.update_before,
-        mini_batch=state.mini_batch_ms is not None,
-        bundle_size=state.bundle_size,
-        two_phase=exec_node.two_phase,
-        retractions=is_changelog(node.inputs[0]),
-        ttl_ms=state.ttl_ms,
-    )
-    return spec, columns
+    return columns, calls
 
 
 def _counts_rows(arg: Expression | None) -> bool:

@@ -38,6 +38,7 @@ from tableapi.plan.relational import (
     Union,
 )
 from tableapi.plan.sources import FileSource, Scan
+from tableapi.plan.windows import WindowAggregate, WindowTableFunction
 
 
 class ChangelogMode(Enum):
@@ -170,6 +171,9 @@ _MODES: dict[type, Callable[[Any], ChangelogMode]] = {
     Join: _join_mode,
     MultiJoin: _multi_join_mode,
     Union: _union_mode,
+    WindowTableFunction: _input_mode,
+    # one final row per window and key, once the watermark passes the window's end
+    WindowAggregate: lambda n: ChangelogMode.INSERT_ONLY,
 }
 
 

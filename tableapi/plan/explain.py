@@ -30,6 +30,7 @@ from tableapi.plan.relational import (
     Union,
 )
 from tableapi.plan.sources import Scan
+from tableapi.plan.windows import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
 
 __all__ = ["input_spec", "join_text", "logical_text", "optimized_text", "render", "render_tree"]
 
@@ -87,6 +88,9 @@ _LOGICAL: dict[type, Callable[[Any], str]] = {
     Limit: lambda n: f"LogicalSort(offset=[{n.offset}], fetch=[{n.fetch}])",
     Union: lambda n: f"LogicalUnion(all=[{str(not n.distinct).lower()}])",
     QueryHints: lambda n: f"LogicalHints(hints=[{', '.join(map(str, n.hints))}])",
+    WindowTableFunction: lambda n: (
+        f"LogicalTableFunctionScan(invocation=[{n.window}], rowType={_list(n.row_type.names)})"
+    ),
 }
 
 
@@ -116,6 +120,16 @@ def _group_aggregate(node: Aggregate) -> str:
     return f"GroupAggregate({group_by}select={_list(sel)})"
 
 
+def _window_aggregate(node: WindowAggregate) -> str:
+    """Flink's WindowAggregate: the keys, the window, then the calls and the window
+    properties (``start('w$)``) it selects."""
+    props = {"window_start": "start", "window_end": "end", "window_time": "rowtime"}
+    sel = [*node.keys, *(f"{a} AS {n}" for n, a in node.aggs)]
+    sel += [f"{props[k]}('w$) AS {k}" for k in node.group_keys if k in WINDOW_COLUMNS]
+    group_by = f"groupBy={_list(node.keys)}, " if node.keys else ""
+    return f"WindowAggregate({group_by}window=[{node.window}], select={_list(sel)})"
+
+
 #: Node type -> its line in the optimized plan (a node without one: its logical line).
 _OPTIMIZED: dict[type, Callable[[Any], str]] = {
     Scan: lambda n: f"TableSourceScan({_table(n.table_name)}, fields={_list(n.row_type.names)})",
@@ -133,6 +147,8 @@ _OPTIMIZED: dict[type, Callable[[Any], str]] = {
     Sort: lambda n: f"Sort(orderBy={_list(n.keys)})",
     Limit: lambda n: f"Limit(offset=[{n.offset}], fetch=[{n.fetch}])",
     Union: lambda n: f"Union(all=[{str(not n.distinct).lower()}], union={_list(n.row_type.names)})",
+    WindowTableFunction: lambda n: f"WindowTableFunction(window=[{n.window}])",
+    WindowAggregate: _window_aggregate,
 }
 
 

@@ -16,6 +16,7 @@ from tableapi.rules.joins import (
 )
 from tableapi.rules.lookup_joins import plan_lookup_joins
 from tableapi.rules.multi_joins import merge_multi_joins
+from tableapi.rules.windows import window_aggregates
 
 
 @attrs.frozen(eq=False)
@@ -36,6 +37,7 @@ def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> Optimi
     plan = push_single_side_predicates(plan)
     plan = classify_interval_joins(plan)
     plan = plan_lookup_joins(plan)
+    plan = window_aggregates(plan)
     if multi_join_max_tables is not None:
         plan = merge_multi_joins(plan, multi_join_max_tables)
     return OptimizedPlan(plan, tuple(notes))

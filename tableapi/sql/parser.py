@@ -79,10 +79,12 @@ from tableapi.sql.syntax import (
     StatementSet,
     SubqueryRef,
     TableRef,
+    TvfArg,
     Unary,
     Use,
     Values,
     WatermarkDef,
+    WindowRef,
 )
 
 # Words that cannot be an unquoted alias or column name (quote them: `year`).
@@ -1015,8 +1017,8 @@ class Parser:
                 alias, cols = self.table_alias()
                 return LateralRef(call, alias, cols, self.span_from(start))
             self.refuse(start, "A LATERAL subquery", "LATERAL TABLE(function(...)) is.")
-        if self.at_kw("TABLE"):
-            self.refuse(start, "A table-valued function TABLE(...) (window TVFs such as TUMBLE)")
+        if self.accept_kw("TABLE"):
+            return self.table_function(start)
         if self.at_kw("UNNEST"):
             self.refuse(start, "UNNEST")
         if self.accept_op("("):
@@ -1040,6 +1042,35 @@ class Parser:
             self.refuse(self.tok.start, "MATCH_RECOGNIZE")
         alias, cols = self.table_alias()
         return TableRef(name, alias, cols, as_of, hints, self.span_from(start))
+
+    def table_function(self, start: int) -> FromItem:
+        """``TABLE(name(arg, ..))`` after its ``TABLE``: a window TVF (the planner names the
+        functions it runs); an argument is ``TABLE t``, ``DESCRIPTOR(c)`` or an expression,
+        positional or named (``SIZE => ...``)."""
+        self.expect_op("(")
+        name = self.identifier().upper()
+        self.expect_op("(")
+        args = [self.tvf_arg()]
+        while self.accept_op(","):
+            args.append(self.tvf_arg())
+        self.expect_op(")")
+        self.expect_op(")")
+        alias, cols = self.table_alias()
+        return WindowRef(name, tuple(args), alias, cols, self.span_from(start))
+
+    def tvf_arg(self) -> TvfArg:
+        start = self.tok.start
+        name = None
+        if self.tok.kind == "ident" and self.peek().text == "=" and self.peek(2).text == ">":
+            if self.peek().end == self.peek(2).start:  # ``=>`` is two tokens, side by side
+                name = self.advance().upper
+                self.advance()
+                self.advance()
+        if self.accept_kw("TABLE"):
+            return TvfArg(name, self.compound_name(), None, None, self.span_from(start))
+        if self.accept_kw("DESCRIPTOR"):
+            return TvfArg(name, None, self.name_list(), None, self.span_from(start))
+        return TvfArg(name, None, None, self.expr(), self.span_from(start))
 
     def table_alias(self) -> tuple[str | None, tuple[str, ...]]:
         alias = self.alias()

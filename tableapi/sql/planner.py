@@ -52,6 +52,7 @@ from tableapi.expressions import (
     row,
     strip_alias,
 )
+from tableapi.plan.windows import Window, WindowKind, WindowTableFunction
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import line_col
 from tableapi.types import DataType, RowType, common_type
@@ -64,6 +65,12 @@ if TYPE_CHECKING:
 _JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_REPLICATE_NL")
 _HINTS = (*_JOIN_HINTS, "STATE_TTL", "LOOKUP", "OPTIONS")
 _WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
+#: The window TVFs the product runs, with their parameters in positional order.
+_WINDOW_TVFS = {
+    "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
+    "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
+    "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+}
 _INTERVAL_FIELDS = {
     "DAY": "days",
     "HOUR": "hours",
@@ -539,6 +546,8 @@ class SqlPlanner:
                 table = self.rename_all(table, item.column_aliases, item.span)
             names = table.column_names
             return Source(table, (Relation(item.alias, names, names),))
+        if isinstance(item, S.WindowRef):
+            return self.window_tvf(item)
         if isinstance(item, S.LateralRef):
             raise self.error(
                 item.span,
@@ -547,6 +556,89 @@ class SqlPlanner:
                 "ON ...",
             )
         return self.join(item, outer, conjuncts, consumed)
+
+    def window_tvf(self, ref: S.WindowRef) -> Source:
+        """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))``, HOP (slide, size)
+        and CUMULATE (step, size), positional or named (``SIZE => ...``): the table's rows
+        with their windows' columns. SESSION is refused."""
+        params = _WINDOW_TVFS.get(ref.function)
+        if params is None:
+            if ref.function == "SESSION":
+                raise self.error(
+                    ref.span,
+                    "The SESSION window TVF is not supported yet; TUMBLE, HOP and CUMULATE are.",
+                )
+            raise self.error(
+                ref.span,
+                f"No table-valued function {ref.function}; the window TVFs are "
+                f"{', '.join(_WINDOW_TVFS)} (SESSION is not supported yet).",
+            )
+        args = self.tvf_args(ref, params)
+        data, timecol = args["DATA"], args["TIMECOL"]
+        if data.table is None:
+            raise self.error(data.span, f"{ref.function}'s first argument is TABLE t.")
+        if timecol.descriptor is None:
+            raise self.error(timecol.span, f"{ref.function}'s time column is DESCRIPTOR(col).")
+        if len(timecol.descriptor) != 1:
+            raise self.error(timecol.span, "A window's DESCRIPTOR names one time column.")
+        name = data.table
+        source = self.table_ref(S.TableRef(name, None, (), None, (), data.span))
+        ms = {p: self.interval_ms(args[p], ref.function) for p in params[2:] if p in args}
+        step = ms.get("SLIDE", ms.get("STEP"))
+        with self.at(ref.span):
+            window = Window(
+                WindowKind(ref.function),
+                timecol.descriptor[0],
+                ms["SIZE"],
+                step,
+                ms.get("OFFSET", 0),
+            )
+            node = WindowTableFunction(source.table._plan, window)
+        table = source.table._new(node)
+        if ref.column_aliases:
+            table = self.rename_all(table, ref.column_aliases, ref.span)
+        names = table.column_names
+        return Source(table, (Relation(ref.alias or name[-1], names, names),))
+
+    def tvf_args(self, ref: S.WindowRef, params: tuple[str, ...]) -> dict[str, S.TvfArg]:
+        """A TVF call's arguments by parameter name: positional ones in ``params`` order,
+        then named ones (Flink's rule: once named, all named); OFFSET may be left out."""
+        args: dict[str, S.TvfArg] = {}
+        for i, a in enumerate(ref.args):
+            if a.name is None:
+                if args and any(x.name is not None for x in ref.args[:i]):
+                    raise self.error(a.span, "A positional argument after a named one.")
+                if i >= len(params):
+                    raise self.error(
+                        a.span,
+                        f"{ref.function} takes at most {len(params)} arguments "
+                        f"({', '.join(params)}).",
+                    )
+                args[params[i]] = a
+            elif a.name not in params or a.name in args:
+                raise self.error(
+                    a.span,
+                    f"{ref.function} has no parameter {a.name} (or it is given twice); "
+                    f"its parameters are {', '.join(params)}.",
+                )
+            else:
+                args[a.name] = a
+        missing = [p for p in params if p != "OFFSET" and p not in args]
+        if missing:
+            raise self.error(
+                ref.span, f"{ref.function}({', '.join(params)}) lacks {', '.join(missing)}."
+            )
+        return args
+
+    def interval_ms(self, arg: S.TvfArg, function: str) -> int:
+        """A window's size, slide, step or offset: an INTERVAL literal, in milliseconds."""
+        e = None if arg.value is None else self.expr(arg.value, Scope(), clause=function)
+        if not isinstance(e, Literal) or not isinstance(e.value, dt.timedelta):
+            raise self.error(
+                arg.span,
+                f"{function}'s sizes and offset are INTERVAL literals, e.g. INTERVAL '10' SECOND.",
+            )
+        return e.value // dt.timedelta(milliseconds=1)
 
     def table_ref(self, ref: S.TableRef) -> Source:
         table = None
@@ -1074,10 +1166,12 @@ class _ExprBuilder:
         if e.over:
             raise p.refuse(e.span, "OVER aggregation (... OVER (PARTITION BY ...))")
         if name in _WINDOW_FUNCTIONS or name.split("_")[0] in _WINDOW_FUNCTIONS:
-            raise p.refuse(
+            raise p.error(
                 e.span,
-                f"The group window function {name}",
-                "Aggregate with GROUP BY over columns (a regular streaming aggregation).",
+                f"The group window function {name} (GROUP BY TUMBLE(...), Flink's legacy "
+                "group windows) is not supported yet; use a window TVF: FROM TABLE(TUMBLE("
+                "TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, "
+                "window_end.",
             )
         env = self.p.env
         registered = env.list_user_defined_functions() if env is not None else []

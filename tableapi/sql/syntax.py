@@ -288,7 +288,32 @@ class JoinRef:
     span: Span
 
 
-FromItem = Union[TableRef, SubqueryRef, LateralRef, JoinRef]  # noqa: UP007
+@attrs.frozen
+class TvfArg:
+    """One argument of a table-valued function call, positional or named (``SIZE =>
+    INTERVAL '1' HOUR``): ``TABLE t`` (``table``), ``DESCRIPTOR(c, ..)`` (``descriptor``) or
+    an expression (``value``)."""
+
+    name: str | None
+    table: tuple[str, ...] | None
+    descriptor: tuple[str, ...] | None
+    value: Expr | None
+    span: Span
+
+
+@attrs.frozen
+class WindowRef:
+    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) [[AS] w [(c1, ..)]]``
+    (a window TVF; ``function`` upper-cased)."""
+
+    function: str
+    args: tuple[TvfArg, ...]
+    alias: str | None
+    column_aliases: tuple[str, ...]
+    span: Span
+
+
+FromItem = Union[TableRef, SubqueryRef, LateralRef, JoinRef, WindowRef]  # noqa: UP007
 
 
 @attrs.frozen

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -40,6 +41,46 @@ final class AggsHandle implements Serializable {
     this.calls = calls;
     this.distinctArgs = distinctArgs;
     this.java8Time = java8Time;
+  }
+
+  /**
+   * The accumulators of a spec's calls over {@code row}, checked: each call's function (of
+   * {@link AggFunctions}) for its argument's type and {@code results[i]}, its result type;
+   * the DISTINCT calls on one argument share one map. What the group and window aggregates
+   * build theirs with.
+   */
+  static AggsHandle of(StructType row, List<Specs.AggCall> specCalls, DataType[] results,
+      boolean retractions, boolean java8Time) {
+    Call[] calls = new Call[specCalls.size()];
+    List<Integer> distinct = new ArrayList<>();
+    for (int i = 0; i < calls.length; i++) {
+      Specs.AggCall a = specCalls.get(i);
+      String name = a.function();
+      int arg = a.arg();
+      boolean isDistinct = a.distinct();
+      boolean countStar = name.equals("count_star");
+      if (countStar != (arg < 0) || arg >= row.fields().length) {
+        throw new IllegalArgumentException("aggregate " + i + " ("
+            + name.toUpperCase(java.util.Locale.ROOT) + ") has argument " + arg + " of "
+            + row.fields().length + " input fields");
+      }
+      if (countStar && isDistinct) {
+        throw new IllegalArgumentException("COUNT(*) has no DISTINCT form");
+      }
+      DataType argType = arg < 0 ? null : row.fields()[arg].dataType();
+      AggFunctions.Fn fn = AggFunctions.of(name, argType, results[i], retractions, java8Time, i);
+      int slot = -1;
+      if (isDistinct) {
+        slot = distinct.indexOf(arg);
+        if (slot < 0) {
+          slot = distinct.size();
+          distinct.add(arg);
+        }
+      }
+      calls[i] = new Call(fn, arg, isDistinct, slot);
+    }
+    return new AggsHandle(row, calls, distinct.stream().mapToInt(Integer::intValue).toArray(),
+        java8Time);
   }
 
   /** The number of calls. */

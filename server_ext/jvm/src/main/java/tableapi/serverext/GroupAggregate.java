@@ -111,44 +111,18 @@ final class GroupAggregate implements FlatMapGroupsWithStateFunction<Row, Row, b
       throw new IllegalArgumentException("the output schema has " + output.fields().length
           + " columns but the aggregate gives 1 + " + keyCount + " keys + " + specCalls.size());
     }
-    AggsHandle.Call[] calls = new AggsHandle.Call[specCalls.size()];
-    List<Integer> distinct = new ArrayList<>();
-    for (int i = 0; i < calls.length; i++) {
-      Specs.AggCall a = specCalls.get(i);
-      String name = a.function();
-      int arg = a.arg();
-      boolean isDistinct = a.distinct();
-      boolean countStar = name.equals("count_star");
-      if (countStar != (arg < 0) || arg >= row.fields().length) {
-        throw new IllegalArgumentException("aggregate " + i + " ("
-            + name.toUpperCase(java.util.Locale.ROOT) + ") has argument " + arg + " of "
-            + row.fields().length + " input fields");
-      }
-      if (countStar && isDistinct) {
-        throw new IllegalArgumentException("COUNT(*) has no DISTINCT form");
-      }
-      DataType argType = arg < 0 ? null : row.fields()[arg].dataType();
-      DataType result = output.fields()[1 + keyCount + i].dataType();
-      AggFunctions.Fn fn = AggFunctions.of(name, argType, result, spec.retractions(),
-          request.java8Time(), i);
-      int slot = -1;
-      if (isDistinct) {
-        slot = distinct.indexOf(arg);
-        if (slot < 0) {
-          slot = distinct.size();
-          distinct.add(arg);
-        }
-      }
-      calls[i] = new AggsHandle.Call(fn, arg, isDistinct, slot);
+    DataType[] results = new DataType[specCalls.size()];
+    for (int i = 0; i < results.length; i++) {
+      results[i] = output.fields()[1 + keyCount + i].dataType();
     }
+    AggsHandle aggs = AggsHandle.of(row, specCalls, results, spec.retractions(),
+        request.java8Time());
     boolean twoPhase = !local && spec.twoPhase();
     if (twoPhase && !List.of(request.input().fieldNames()).contains(ACC)) {
       throw new IllegalArgumentException("a two-phase aggregation reads the partial "
           + "accumulators of the local aggregation (" + ACC + "); its input has "
           + List.of(request.input().fieldNames()));
     }
-    AggsHandle aggs = new AggsHandle(row, calls,
-        distinct.stream().mapToInt(Integer::intValue).toArray(), request.java8Time());
     return new GroupAggregate(aggs, keyCount, spec.updateBefore(), spec.miniBatch(),
         spec.bundleSize(), twoPhase, spec.ttlMs(), request.input());
   }

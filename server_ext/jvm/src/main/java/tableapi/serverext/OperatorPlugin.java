@@ -88,7 +88,8 @@ public class OperatorPlugin implements RelationPlugin {
       "temporal", new Grouped(1, TemporalJoin::create),
       "interval", new Grouped(1, IntervalJoin::create),
       "multi", new Grouped(1, MultiJoin::create),
-      "aggregate", new Grouped(1, GroupAggregate::create));
+      "aggregate", new Grouped(1, GroupAggregate::create),
+      "window_aggregate", new Grouped(1, WindowAggregate::create));
 
   /**
    * The relations that are not grouped operators, by wire name: {@code probe} (is the plugin

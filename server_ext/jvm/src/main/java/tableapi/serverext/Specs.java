@@ -121,7 +121,18 @@ final class Specs {
   }
 
   /** One aggregate call: function name, argument field (-1: none, COUNT(*)), DISTINCT. */
-  record AggCall(String function, int arg, boolean distinct) implements Serializable {}
+  record AggCall(String function, int arg, boolean distinct) implements Serializable {
+    /** A section's {@code aggs} list (the group and window aggregates'). */
+    static List<AggCall> list(JsonNode s, String section) {
+      List<AggCall> aggs = new ArrayList<>();
+      for (JsonNode a : array(field(s, "aggs", section), section + ".aggs")) {
+        JsonNode arg = a.get("arg");
+        aggs.add(new AggCall(text(a, "function", section + ".aggs"),
+            arg == null || arg.isNull() ? -1 : arg.asInt(), a.path("distinct").asBoolean(false)));
+      }
+      return List.copyOf(aggs);
+    }
+  }
 
   /**
    * The group aggregate ({@code AggregateSpec}): the input row's fields, the number of group
@@ -138,15 +149,10 @@ final class Specs {
     }
 
     static Aggregate parse(JsonNode s) {
-      List<AggCall> aggs = new ArrayList<>();
-      for (JsonNode a : array(field(s, "aggs", "aggregate"), "aggregate.aggs")) {
-        JsonNode arg = a.get("arg");
-        aggs.add(new AggCall(text(a, "function", "aggregate.aggs"),
-            arg == null || arg.isNull() ? -1 : arg.asInt(), a.path("distinct").asBoolean(false)));
-      }
+      List<AggCall> aggs = AggCall.list(s, "aggregate");
       long size = optionalLong(s, "bundle_size", Integer.MAX_VALUE);
       return new Aggregate(Field.list(field(s, "input", "aggregate"), "aggregate.input"),
-          (int) integer(s, "key_count", "aggregate"), List.copyOf(aggs),
+          (int) integer(s, "key_count", "aggregate"), aggs,
           s.path("update_before").asBoolean(true), s.path("mini_batch").asBoolean(false),
           (int) Math.min(size, Integer.MAX_VALUE), s.path("two_phase").asBoolean(false),
           s.path("retractions").asBoolean(true), optionalLong(s, "ttl_ms", -1));

@@ -1,0 +1,114 @@
+"""Window aggregation on Apache Flink 2.3, kept as a generated file: a few fixed cases (TUMBLE
+with an offset, HOP, CUMULATE, late rows) whose answers Flink gave are in
+``windows_flink.json``; the product (``test_windows.py``) and the Python model of the JVM
+operator (``tests/models/window_aggregate.py``) must give them.
+
+Regenerate (PyFlink in ``.flink-venv``, about 30 s)::
+
+    .flink-venv/bin/python -m tests.conformance.windows > tests/conformance/windows_flink.json
+
+Flink reads each case's table as one JSON file, in order, with parallelism 1 (the watermark
+after a row is the largest time so far minus the delay: our times move in whole seconds, so
+Flink's watermark assigner emits it at each row), and the bounded source ends with a
+watermark of +infinity. Standard library and PyFlink only on Flink's side.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: (name, window TVF over the table E, rows (k, v, ts) in file order, watermark delay s)
+CASES: list[tuple[str, str, list[tuple[str, int, str]], int]] = [
+    (
+        "tumble-offset",
+        "TUMBLE(TABLE E, DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '3' SECOND)",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:04"), ("b", 5, "00:00:12"),
+         ("a", 4, "00:00:13"), ("b", 7, "00:00:25")],
+        1,
+    ),
+    (
+        "hop",
+        "HOP(TABLE E, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+        [("a", 1, "00:00:01"), ("b", 3, "00:00:06"), ("a", 2, "00:00:09"),
+         ("a", 4, "00:00:16"), ("b", 1, "00:00:21")],
+        1,
+    ),
+    (
+        "cumulate",
+        "CUMULATE(TABLE E, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:07"), ("b", 3, "00:00:11"),
+         ("a", 4, "00:00:17"), ("b", 5, "00:00:29")],
+        0,
+    ),
+    (
+        "late-rows",  # 00:00:03 after 00:00:12: late for TUMBLE [0, 10) (dropped); HOP: one
+        "HOP(TABLE E, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:08"), ("a", 4, "00:00:12"),
+         ("a", 8, "00:00:03"), ("a", 16, "00:00:07"), ("a", 32, "00:00:30")],
+        0,
+    ),
+    (
+        "late-rows-tumble",
+        "TUMBLE(TABLE E, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+        [("a", 1, "00:00:01"), ("b", 2, "00:00:08"), ("a", 4, "00:00:12"),
+         ("a", 8, "00:00:03"), ("b", 16, "00:00:15")],
+        0,
+    ),
+]  # fmt: skip
+DAY = "2024-01-01 "
+
+
+def query(tvf: str) -> str:
+    """The case's query: counts, sums and maxima per window and key."""
+    return (
+        "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m "
+        f"FROM TABLE({tvf}) GROUP BY window_start, window_end, k"
+    )
+
+
+def ddl(path: str, delay: int, options: str) -> str:
+    """Table E as Flink's (and the product's) DDL."""
+    return (
+        "CREATE TABLE E (k STRING, v INT, ts TIMESTAMP(3), "
+        f"WATERMARK FOR ts AS ts - INTERVAL '{delay}' SECOND) WITH ({options}"
+        f"'path' = '{path}', 'format' = 'json')"
+    )
+
+
+def write_rows(path: Path, rows: list[tuple[str, int, str]]) -> None:
+    lines = [json.dumps({"k": k, "v": v, "ts": DAY + t + ".000"}) for k, v, t in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def flink_answers() -> dict[str, Any]:
+    """Every case on PyFlink: its rows (window bounds as ISO text) and row kinds."""
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    out: dict[str, Any] = {}
+    for name, tvf, rows, delay in CASES:
+        env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        env.get_config().set("parallelism.default", "1")
+        with tempfile.TemporaryDirectory() as tmp:
+            write_rows(Path(tmp) / "e.json", rows)
+            env.execute_sql(ddl(tmp, delay, "'connector' = 'filesystem', "))
+            result = env.execute_sql(query(tvf))
+            got = []
+            with result.collect() as it:
+                for r in it:
+                    values = [str(x) if i < 2 else x for i, x in enumerate(r)]
+                    got.append([str(r.get_row_kind()), *values])
+        out[name] = sorted(got)
+    return out
+
+
+if __name__ == "__main__":
+    answers = flink_answers()
+    lines = [
+        f"  {json.dumps(name)}: [\n" + ",\n".join(f"    {json.dumps(r)}" for r in rows) + "\n  ]"
+        for name, rows in sorted(answers.items())
+    ]
+    sys.stdout.write("{\n" + ",\n".join(lines) + "\n}\n")

@@ -1,0 +1,189 @@
+"""The JVM window aggregate (``WindowAggregate.java``, run by ``Harness.java``: the calls and
+event-time timeouts of flatMapGroupsWithState, no Spark) emits what the plain Python model of
+Flink's slicing window aggregation (``tests/models/window_aggregate.py``) emits, key by key,
+batch by batch: TUMBLE (with offsets), HOP and CUMULATE windows, every aggregate function and
+DISTINCT form, NULL keys and values, rows without a time, late rows (behind the batch's
+watermark: dropped, or counted in the windows of theirs that have not fired), and the end of
+input (a watermark far ahead fires every window). ``TIER_AGREEMENT_CASES`` sets the number
+of random cases per window kind (default 150); all run in one JVM.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from server_ext.aggregate_spec import AggCall
+from server_ext.jvm import wire
+from server_ext.window_spec import WindowAggregateSpec
+from tests.models.window_aggregate import WindowAggModel
+from tests.unit.server_ext.jvm_harness import json_type, rows_json, run_cases, to_json
+
+CASES = int(os.environ.get("TIER_AGREEMENT_CASES", "150"))
+INPUT = (("k", "BIGINT"), ("i", "INT"), ("s", "STRING"), ("d", "DOUBLE"))
+VALUES: list[list[Any]] = [[1, 2, None], [-3, 0, 2, 5, None], ["a", "b", None], [0.5, -2.25, None]]
+CALLS = [
+    ("count_star", None, False, "BIGINT"),
+    ("count", 1, False, "BIGINT"),
+    ("sum", 1, False, "INT"),
+    ("sum", 3, False, "DOUBLE"),
+    ("avg", 1, False, "INT"),
+    ("min", 2, False, "STRING"),
+    ("max", 1, False, "INT"),
+    ("count", 2, True, "BIGINT"),
+    ("sum", 1, True, "INT"),
+]
+WINDOWS: dict[str, list[tuple[int, int | None, int]]] = {  # kind -> (size, step, offset), ms
+    "tumble": [(1000, None, 0), (3000, None, 0), (2000, None, 700), (2000, None, -300)],
+    "hop": [(3000, 1000, 0), (2000, 1000, 0), (4000, 2000, 500)],
+    "cumulate": [(3000, 1000, 0), (4000, 2000, 0), (3000, 1000, -200)],
+}
+BASE = 1_700_000_000_000  # event times near 2023-11-14
+END_OF_INPUT = BASE + 10**9
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
+    """A random spec and batches ``(watermark, [(key, row, time)])``: each batch's watermark
+    is the previous batches' largest time minus a delay, as Spark's; now and then a row far
+    behind it (late), and an end of input."""
+    size, step, offset = rng.choice(WINDOWS[kind])
+    calls = rng.sample(CALLS, rng.randint(1, 4))
+    keyed = rng.random() < 0.8
+    columns = ["window_start", "window_end", *(["key0"] if keyed else [])]
+    columns += [f"agg{i}" for i in range(len(calls))]
+    rng.shuffle(columns)
+    if rng.random() < 0.3:
+        columns.append("window_time")
+    spec = WindowAggregateSpec(
+        input=INPUT if keyed else INPUT[1:],
+        key_count=1 if keyed else 0,
+        aggs=tuple(
+            AggCall(f, None if a is None else a - (not keyed), d, t) for f, a, d, t in calls
+        ),
+        window=kind,
+        size_ms=size,
+        step_ms=step,
+        offset_ms=offset,
+        columns=tuple(columns),
+    )
+    batches: list[tuple[int, list]] = []
+    top, watermark = None, 0  # Spark's watermark before any row
+    for _ in range(rng.randint(1, 6)):
+        rows: list[tuple[Any, tuple, int | None]] = []
+        for _ in range(rng.randint(0, 8)):
+            row = tuple(rng.choice(v) for v in VALUES)
+            ts: int | None = BASE + rng.randint(0, 9000)
+            if watermark and rng.random() < 0.3:
+                ts = watermark - rng.randint(-500, 3000)  # around or behind the watermark
+            if rng.random() < 0.05:
+                ts = None
+            rows.append((row[0] if keyed else 0, row if keyed else row[1:], ts))
+        batches.append((watermark, rows))
+        times = [t for _, _, t in rows if t is not None]
+        if times:
+            top = max([*times, *([top] if top is not None else [])])
+        if top is not None:
+            watermark = max(watermark, top - rng.choice([0, 500, 2000]))
+    if rng.random() < 0.8:
+        batches.append((END_OF_INPUT, []))
+    return {"spec": spec, "batches": batches}
+
+
+def model_run(case: dict[str, Any]) -> list[dict]:
+    spec = case["spec"]
+    model = WindowAggModel(spec)
+    out = []
+    for watermark, rows in case["batches"]:
+        emitted: dict = defaultdict(list)
+        for r in model.batch(watermark, rows):
+            key = r[1 + spec.columns.index("key0")] if spec.key_count else 0
+            emitted[json.dumps(to_json([key]))] += rows_json([timestamps(spec, r)])
+        out.append(dict(emitted))
+    return out
+
+
+def timestamps(spec: WindowAggregateSpec, row: tuple) -> tuple:
+    """The model's window columns (epoch ms) as the timestamps the operator emits."""
+    values = list(row)
+    for i, c in enumerate(spec.columns):
+        if c.startswith("window_"):
+            values[1 + i] = _EPOCH + dt.timedelta(milliseconds=values[1 + i])
+    return tuple(values)
+
+
+def jvm_case(case: dict[str, Any]) -> dict[str, Any]:
+    spec = case["spec"]
+
+    def f(name: str, t: Any) -> dict:
+        return {"name": name, "type": t, "nullable": True, "metadata": {}}
+
+    row = {"type": "struct", "fields": [f(n, json_type(t)) for n, t in spec.input]}
+    key_type = "long" if spec.key_count else "integer"
+    fields = [f("__k0", key_type), f("__side", "byte"), f("__in0", row), f("__t", "long")]
+    output = [{"name": "__kind", "type": "byte", "nullable": False, "metadata": {}}]
+    output += [f(n, json_type(t)) for n, t in spec.output_fields()]
+    batches = []
+    for watermark, rows in case["batches"]:
+        rows_json_ = [to_json([k, 0, list(r), t]) for k, r, t in rows]
+        batches.append({"now": 0, "watermark": watermark, "rows": rows_json_})
+    out = json.dumps({"type": "struct", "fields": output})
+    return {
+        "operator": "window_aggregate",
+        "spec": wire.operator_spec_json(spec, ["__k0"], out),
+        "input": json.dumps({"type": "struct", "fields": fields}),
+        "key_count": 1,
+        "batches": batches,
+    }
+
+
+def jvm_by_key(result: dict[str, Any]) -> list[dict]:
+    return [{json.dumps(k): rows for k, rows in batch if rows} for batch in result["batches"]]
+
+
+KINDS = list(WINDOWS)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[list[dict], list[list[dict]], list[dict]]]:
+    cases = {k: [scenario(random.Random(f"win-{k}-{i}"), k) for i in range(CASES)] for k in KINDS}
+    results = iter(run_cases([jvm_case(c) for k in KINDS for c in cases[k]]))
+    return {
+        k: (cases[k], [model_run(c) for c in cases[k]], [next(results) for _ in cases[k]])
+        for k in KINDS
+    }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_jvm_window_aggregate_emits_flinks_rows(
+    kind: str, runs: dict[str, tuple[list[dict], list[list[dict]], list[dict]]]
+) -> None:
+    cases, expected, results = runs[kind]
+    for i, (case, want, got) in enumerate(zip(cases, expected, results, strict=True)):
+        assert "error" not in got, f"case {i}: {got['error']}\n{case}"
+        assert jvm_by_key(got) == want, f"case {i} differs:\n{case}"
+        if case["batches"][-1][0] == END_OF_INPUT:  # every window fired: no state is left
+            assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
+    emitted = [r for w in expected for batch in w for rows in batch.values() for r in rows]
+    assert len(emitted) > CASES  # the cases emit enough to compare
+    assert {r[0] for r in emitted} == {"+I"}
+    # late rows were drawn, and some windows got rows after others of theirs had fired
+    assert sum(1 for c in cases if len(c["batches"]) > 2) > CASES // 3
+
+
+def test_bad_specs_fail_at_plan_time_naming_the_problem() -> None:
+    """The operator's factory checks the spec against the union and the output schema."""
+    case = scenario(random.Random(1), "tumble")
+    good = jvm_case(case)
+    no_time = dict(good, input=good["input"].replace('"__t"', '"__x"'))
+    wrong_output = dict(good, spec=good["spec"].replace('"columns": [', '"columns": ["agg0", ', 1))
+    ok, missing, extra = run_cases([good, no_time, wrong_output])
+    assert "error" not in ok
+    assert "needs the union's __t column" in missing["error"]
+    assert "the output schema has" in extra["error"]

@@ -1,0 +1,184 @@
+"""Window TVFs and window aggregation without a server: the SQL that builds them, their row
+types, the rule that makes a WindowAggregate, its exec node and spec, explain, and what is
+refused (with the columns there are, or "not supported yet")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tableapi import TableEnvironment
+from tableapi.errors import SqlValidationError, ValidationError
+from tableapi.physical import StreamExecWindowAggregate, StreamingOptions, plan_stream
+from tableapi.plan.windows import Window, WindowAggregate, WindowKind
+from tableapi.rules import optimize
+
+EVENTS = """
+CREATE TABLE Events (k STRING, v INT, ts TIMESTAMP(3), pt AS PROCTIME(),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '/nonexistent/events', 'format' = 'json')
+"""
+CHANGES = """
+CREATE TABLE Changes (k STRING, v INT, ts TIMESTAMP(3), op STRING,
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '/nonexistent/changes', 'format' = 'json',
+      'changelog.op-column' = 'op')
+"""
+TUMBLE = "TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+AGG = (
+    "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m, "
+    "AVG(v) AS a, MIN(v) AS lo, COUNT(DISTINCT v) AS d FROM {} "
+    "GROUP BY window_start, window_end, k"
+)
+
+
+def make(mode: str) -> TableEnvironment:
+    env = TableEnvironment.create(mode=mode)
+    env.execute_sql(EVENTS)
+    env.execute_sql(CHANGES)
+    return env
+
+
+@pytest.fixture
+def senv() -> TableEnvironment:
+    return make("streaming")
+
+
+@pytest.fixture
+def benv() -> TableEnvironment:
+    return make("batch")
+
+
+def test_a_window_tvf_adds_the_window_columns_and_moves_the_rowtime(benv: TableEnvironment) -> None:
+    t = benv.sql_query(f"SELECT * FROM {TUMBLE}")
+    types = {f.name: str(f.type) for f in t.row_type}
+    assert types["ts"] == "TIMESTAMP(3)"  # no longer a time attribute
+    assert types["window_start"] == types["window_end"] == "TIMESTAMP(3) NOT NULL"
+    assert types["window_time"] == "TIMESTAMP(3) *ROWTIME* NOT NULL"
+    assert t.column_names[-3:] == ("window_start", "window_end", "window_time")
+
+
+def test_named_parameters_build_the_positional_call(benv: TableEnvironment) -> None:
+    positional = "HOP(TABLE Events, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)"
+    named = (
+        "HOP(DATA => TABLE Events, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '10' SECOND, "
+        "SLIDE => INTERVAL '5' SECOND)"
+    )
+    plans = [benv.sql_query(f"SELECT * FROM TABLE({c})").explain() for c in (positional, named)]
+    assert plans[0] == plans[1]
+    assert "HOP(time_col=[ts], size=[10 s], slide=[5 s])" in plans[0]
+
+
+def test_a_window_aggregate_in_streaming_explains_as_flinks(senv: TableEnvironment) -> None:
+    plan = senv.sql_query(AGG.format(TUMBLE)).explain()
+    assert (
+        "WindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[ts], size=[10 s])], "
+        "select=[k, COUNT() AS $agg0, SUM(v) AS $agg1" in plan
+    )
+    assert "start('w$) AS window_start, end('w$) AS window_end]" in plan
+    line = next(x for x in plan.splitlines() if "WindowAggregate(" in x)
+    assert "operator=[server_ext window aggregate]" in line
+    assert line.endswith("changelogMode=[I])")  # insert-only: final rows only
+    cumulate = "CUMULATE(TABLE Events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND, "
+    plan = senv.sql_query(AGG.format(f"TABLE({cumulate}INTERVAL '1' SECOND))")).explain()
+    assert "CUMULATE(time_col=[ts], max_size=[10 s], step=[2 s], offset=[1 s])" in plan
+
+
+def test_the_rule_folds_the_tvf_into_the_aggregate_and_the_spec_says_the_window(
+    senv: TableEnvironment,
+) -> None:
+    table = senv.sql_query(AGG.format(TUMBLE))
+    plan = optimize(table._plan).plan
+    (agg,) = [n for n in plan.walk() if isinstance(n, WindowAggregate)]
+    assert agg.keys == ("k",) and agg.window == Window(WindowKind.TUMBLE, "ts", 10_000)
+    root = plan_stream(plan, StreamingOptions()).root
+    (node,) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    spec = node.operator_spec()
+    assert (spec.operator, spec.window, spec.size_ms, spec.key_count) == (
+        "window_aggregate", "tumble", 10_000, 1
+    )  # fmt: skip
+    assert [a.function for a in spec.aggs] == ["count_star", "sum", "max", "avg", "min", "count"]
+    assert spec.columns[:3] == ("window_start", "window_end", "key0")
+    assert spec.time_mode == "EventTime"
+    (source,) = node.operator_inputs()
+    assert source.keys == ("k",) and source.time == "ts"
+
+
+def test_window_assignment_is_flinks() -> None:
+    assert Window(WindowKind.TUMBLE, "t", 10, offset_ms=3).assign(2) == [(-7, 3)]
+    assert Window(WindowKind.TUMBLE, "t", 10, offset_ms=-16).assign(5) == [(4, 14)]
+    assert Window(WindowKind.HOP, "t", 15, 5).assign(6) == [(5, 20), (0, 15), (-5, 10)]
+    assert Window(WindowKind.CUMULATE, "t", 15, 5).assign(11) == [(0, 15)]
+    assert Window(WindowKind.CUMULATE, "t", 15, 5).assign(4) == [(0, 5), (0, 10), (0, 15)]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "SELECT * FROM TABLE(SESSION(TABLE Events, DESCRIPTOR(ts), INTERVAL '5' SECOND))",
+            "The SESSION window TVF is not supported yet",
+        ),
+        (
+            "SELECT COUNT(*) FROM Events GROUP BY TUMBLE(ts, INTERVAL '5' SECOND)",
+            "The group window function TUMBLE .* is not supported yet; use a window TVF",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(nope), INTERVAL '5' SECOND))",
+            r"DESCRIPTOR\(nope\) names no column; the input has \[k, v, ts, pt\]",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(pt), INTERVAL '5' SECOND))",
+            "processing-time attribute pt is not supported yet",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(v), INTERVAL '5' SECOND))",
+            "must be a TIMESTAMP",
+        ),
+        (
+            "SELECT * FROM TABLE(CUMULATE(TABLE Events, DESCRIPTOR(ts), INTERVAL '3' SECOND, "
+            "INTERVAL '10' SECOND))",
+            "Cumulative Window requires maxSize must be an integral multiple of step",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts), 10))",
+            "sizes and offset are INTERVAL literals",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts), SPAN => INTERVAL '1' "
+            "SECOND))",
+            "TUMBLE has no parameter SPAN .* its parameters are DATA, TIMECOL, SIZE, OFFSET",
+        ),
+        (
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts)))",
+            r"TUMBLE\(DATA, TIMECOL, SIZE, OFFSET\) lacks SIZE",
+        ),
+    ],
+)  # fmt: skip
+def test_what_is_not_built_is_refused_clearly(
+    benv: TableEnvironment, query: str, message: str
+) -> None:
+    with pytest.raises(SqlValidationError, match=message):
+        benv.sql_query(query).explain()
+
+
+def test_streaming_refuses_changelog_input_and_a_tvf_on_its_own(senv: TableEnvironment) -> None:
+    changes = "TABLE(TUMBLE(TABLE Changes, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+    with pytest.raises(ValidationError, match=r"changelog input \[Changes\] is not supported yet"):
+        senv.sql_query(AGG.format(changes)).explain()
+    with pytest.raises(ValidationError, match="runs only as a window aggregation"):
+        senv.sql_query(f"SELECT * FROM {TUMBLE}").explain()
+    with pytest.raises(ValidationError, match="runs only as a window aggregation"):
+        senv.sql_query(f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY k").explain()
+    reads_window = f"SELECT window_start, window_end, MAX(window_time) FROM {TUMBLE} " + (
+        "GROUP BY window_start, window_end"
+    )
+    with pytest.raises(ValidationError, match="whose calls read the input's columns"):
+        senv.sql_query(reads_window).explain()
+    hop = "TABLE(HOP(TABLE Events, DESCRIPTOR(ts), INTERVAL '3' SECOND, INTERVAL '10' SECOND))"
+    with pytest.raises(ValidationError, match="Slicing Hopping Window requires size must be"):
+        senv.sql_query(AGG.format(hop)).explain()
+
+
+def test_batch_mode_runs_what_streaming_refuses_yet(benv: TableEnvironment) -> None:
+    plan = benv.sql_query(f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY k").explain()
+    assert "GroupAggregate(groupBy=[k]" in plan and "WindowTableFunction(window=[TUMBLE" in plan
