@@ -3,14 +3,18 @@ after the logical rules by :func:`plan_stream`, each holding the decisions its o
 by (Spark's own join or server_ext's operator, state layout and TTL per input, whether -U
 rows are needed, changelog traits, one or two aggregation phases). ``explain()`` prints the
 exec nodes; the streaming compiler visits them (``visit_<ExecNode>``). A new stateful
-operator is one exec node class here, a :class:`StreamExecOperator` (registered by
-:func:`exec_node`, which also makes it the rule for its logical node) that gives its spec and
+operator is one exec node class in a module here (every module is imported with the
+package), a :class:`StreamExecOperator` (registered by :func:`exec_node`, which also makes
+it the rule for its logical node) that gives its spec and
 its inputs (the streaming compiler's one ``visit_StreamExecOperator`` runs every such node),
 and on the server side its spec class, its Java class and their registry lines.
 
 This package reads the logical plan (``tableapi.plan``) and never the compiler or the
 executors, which read it.
 """
+
+import importlib
+import pkgutil
 
 from tableapi.physical.aggregates import (
     AggregateState,
@@ -50,7 +54,6 @@ from tableapi.physical.relational import (
     StreamExecUnion,
     check_hash_lookup,
 )
-from tableapi.physical.windows import StreamExecWindowAggregate
 
 __all__ = [
     "EXEC_NODES",
@@ -76,7 +79,6 @@ __all__ = [
     "StreamExecTableSourceScan",
     "StreamExecTemporalJoin",
     "StreamExecUnion",
-    "StreamExecWindowAggregate",
     "StreamPhysicalPlan",
     "StreamingOptions",
     "Translation",
@@ -90,3 +92,8 @@ __all__ = [
     "trigger_ms",
     "two_phase",
 ]
+
+# Every module of this package registers its exec nodes and rules (``@exec_node``) when it is
+# imported: import them all here, so that a new exec node's module needs no line anywhere.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

@@ -8,7 +8,8 @@ import pytest
 
 from tableapi import TableEnvironment
 from tableapi.errors import SqlValidationError, ValidationError
-from tableapi.physical import StreamExecWindowAggregate, StreamingOptions, plan_stream
+from tableapi.physical import StreamingOptions, plan_stream
+from tableapi.physical.windows import StreamExecWindowAggregate
 from tableapi.plan.windows import Window, WindowAggregate, WindowKind
 from tableapi.rules import optimize
 
