@@ -14,9 +14,6 @@ checks every entry is still so, so that these lists can only shrink.
 from __future__ import annotations
 
 UNSUPPORTED: dict[str, str] = {
-    "q5": "HOP window TVF (TABLE(HOP(...))): window table functions are not supported",
-    "q7": "TUMBLE window TVF (TABLE(TUMBLE(...))): window table functions are not supported",
-    "q8": "TUMBLE window TVF (TABLE(TUMBLE(...))): window table functions are not supported",
     "q9": "ROW_NUMBER() OVER (PARTITION BY ...) (Top-1 per auction): OVER is not supported",
     "q11": "SESSION group window (GROUP BY SESSION(...)): group windows are not supported",
     "q12": "TUMBLE window TVF over PROCTIME(): window table functions are not supported",
