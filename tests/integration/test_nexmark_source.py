@@ -81,6 +81,35 @@ def test_streaming_rows_with_a_watermark_equal_the_files(
     assert as_bag(got) == as_bag(expected(files, "auction"))
 
 
+def test_streaming_interval_join_of_sql_and_table_api_tables(
+    senv: TableEnvironment, files: Path
+) -> None:
+    # Bids within a second of their auction's start: the watermarks drive a stateful join.
+    senv.execute_sql(ddl("auction"))
+    schema = Schema.new_builder().column("auction", "BIGINT").column("price", "BIGINT")
+    schema.column("dateTime", "TIMESTAMP(3)").watermark(
+        "dateTime", "`dateTime` - INTERVAL '4' SECOND"
+    )
+    descriptor = TableDescriptor.for_connector("nexmark").schema(schema.build())
+    for key, value in {**OPTIONS, "kind": "bid"}.items():
+        descriptor.option(key, value)
+    senv.create_temporary_table("bid", descriptor.build())
+    got = senv.execute_sql(
+        "SELECT b.auction, b.price, a.seller FROM bid AS b JOIN auction AS a "
+        "ON b.auction = a.id AND b.`dateTime` BETWEEN a.`dateTime` "
+        "AND a.`dateTime` + INTERVAL '1' SECOND"
+    ).collect()
+    auctions = expected(files, "auction")
+    want = [
+        (b[0], b[2], a[7])
+        for b in expected(files, "bid")
+        for a in auctions
+        if b[0] == a[0] and a[5] <= b[5] <= a[5] + dt.timedelta(seconds=1)
+    ]
+    assert len(want) > 50
+    assert as_bag(got) == as_bag(want)
+
+
 def test_available_now_reads_a_bounded_table_and_stops(env: TableEnvironment) -> None:
     spark = env.spark
     reader = spark.readStream.format(DATA_SOURCE).option("kind", "person")
