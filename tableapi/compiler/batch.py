@@ -180,7 +180,7 @@ def _read_dataframe(compiler: BatchCompiler, node: Scan) -> DataFrame:
 
 
 def _read_nexmark(compiler: BatchCompiler, node: Scan) -> DataFrame:
-    return read_nexmark(compiler.spark.read, node, streaming=False)
+    return read_nexmark(compiler.spark, node, streaming=False)
 
 
 def _refuse_lookup_table(compiler: BatchCompiler, node: Scan) -> DataFrame:

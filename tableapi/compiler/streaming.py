@@ -204,7 +204,7 @@ class StreamingCompiler(Compiler):
         return self._with_watermark(df, node.scan, node.bounded)
 
     def _read_nexmark(self, node: StreamExecTableSourceScan) -> DataFrame:
-        return read_nexmark(self.spark.readStream, node.scan, streaming=True)
+        return read_nexmark(self.spark, node.scan, streaming=True)
 
     def _read_files(self, node: StreamExecTableSourceScan) -> DataFrame:
         scan, source = node.scan, node.files
