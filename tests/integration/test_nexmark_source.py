@@ -110,6 +110,26 @@ def test_streaming_interval_join_of_sql_and_table_api_tables(
     assert as_bag(got) == as_bag(want)
 
 
+def test_a_table_split_into_partitions_equals_the_files(
+    env: TableEnvironment, tmp_path: Path
+) -> None:
+    # 120,000 events: the batch scan cuts them into ranges (one per slot), the file one piece.
+    options = {"events.num": "120000", "bid.proportion": "20"}
+    write_events(tmp_path, 120_000, options)
+    env.execute_sql(
+        "CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT, url STRING) "
+        "WITH ('connector' = 'nexmark', 'kind' = 'bid', 'events.num' = '120000', "
+        "'bid.proportion' = '20')"
+    )
+    got = env.execute_sql(
+        "SELECT COUNT(*), SUM(price), SUM(auction * bidder), MAX(url), MIN(url) FROM bid"
+    ).collect()
+    bids = expected(tmp_path, "bid")
+    urls = [b[4] for b in bids]
+    want = (len(bids), sum(b[2] for b in bids), sum(b[0] * b[1] for b in bids))
+    assert tuple(got[0]) == (*want, max(urls), min(urls))
+
+
 def test_available_now_reads_a_bounded_table_and_stops(env: TableEnvironment) -> None:
     spark = env.spark
     reader = spark.readStream.format(DATA_SOURCE).option("kind", "person")
