@@ -227,7 +227,8 @@ public final class NexmarkDataSource implements TableProvider, DataSourceRegiste
   static InputPartition[] partitions(long from, long to) {
     long n = Math.max(0, to - from);
     int slots = Math.max(1, SparkContext.getOrCreate().defaultParallelism());
-    int parts = (int) Math.max(1, Math.min(slots, (n + MIN_EVENTS_PER_PARTITION - 1) / MIN_EVENTS_PER_PARTITION));
+    long pieces = (n + MIN_EVENTS_PER_PARTITION - 1) / MIN_EVENTS_PER_PARTITION;
+    int parts = (int) Math.max(1, Math.min(slots, pieces));
     InputPartition[] result = new InputPartition[parts];
     for (int p = 0; p < parts; p++) {
       result[p] = new Range(from + n * p / parts, from + n * (p + 1) / parts);
@@ -287,7 +288,14 @@ public final class NexmarkDataSource implements TableProvider, DataSourceRegiste
     /** The event's fields in its view's order; times in microseconds (Spark's TIMESTAMP). */
     private void fill(Object event) {
       if (event instanceof Bid b) {
-        set(b.auction(), b.bidder(), b.price(), b.channel(), b.url(), b.dateTime() * 1000L, b.extra());
+        set(
+            b.auction(),
+            b.bidder(),
+            b.price(),
+            b.channel(),
+            b.url(),
+            b.dateTime() * 1000L,
+            b.extra());
       } else if (event instanceof Auction a) {
         set(
             a.id(),
