@@ -2,9 +2,10 @@
 writer (``server_ext.nexmark_files``): pinned first events, splits, proportions, timestamps.
 
 Nexmark's own ``NexmarkGeneratorTest`` pins no values (it prints 100 events), and its
-generator is not deterministic (an unseeded random per generator): the pinned rows below were
-checked once against Nexmark's generator compiled from its sources with the port's seeds
-patched in (the same bytes for 200,000 events of the defaults and 100,000 of other options).
+generator is not deterministic (an unseeded random per generator): the pinned rows below are
+Nexmark's generator's, compiled from its sources with the port's seeds patched in
+(``test_nexmark_upstream.py``, opt-in with ``NEXMARK_REPO``: the same bytes for 200,000 events
+of the defaults and 100,000 of other options when checked).
 What the rows must be by Nexmark's rules alone (ids, kinds, event times) is checked on every
 row.
 """
