@@ -2,7 +2,9 @@
 -- header). Nexmark declares one `datagen` table of ROW columns (queries/ddl_gen.sql) and the
 -- views person, auction and bid over it (queries/ddl_views.sql); the product has no ROW type,
 -- so these are tables with the views' columns, and each has the watermark Nexmark declares on
--- `datagen`. ${EVENTS_DIR} is the events' directory (tests/nexmark/events.py writes it).
+-- `datagen`. ${EVENTS_DIR} is the events' directory (tests.nexmark.conformance.write_events writes it).
+-- 'csv.null-literal' = '\N' (server_ext.nexmark_files writes no NULL): an empty string,
+-- written "", is '' on both sides (without a null literal the product reads it as NULL).
 
 CREATE TABLE person (
     id  BIGINT,
@@ -17,7 +19,8 @@ CREATE TABLE person (
 ) WITH (
     'connector' = 'filesystem',
     'path' = '${EVENTS_DIR}/person',
-    'format' = 'csv'
+    'format' = 'csv',
+    'csv.null-literal' = '\N'
 );
 
 CREATE TABLE auction (
@@ -35,7 +38,8 @@ CREATE TABLE auction (
 ) WITH (
     'connector' = 'filesystem',
     'path' = '${EVENTS_DIR}/auction',
-    'format' = 'csv'
+    'format' = 'csv',
+    'csv.null-literal' = '\N'
 );
 
 CREATE TABLE bid (
@@ -50,5 +54,6 @@ CREATE TABLE bid (
 ) WITH (
     'connector' = 'filesystem',
     'path' = '${EVENTS_DIR}/bid',
-    'format' = 'csv'
+    'format' = 'csv',
+    'csv.null-literal' = '\N'
 );
