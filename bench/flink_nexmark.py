@@ -15,9 +15,9 @@ nexmark_qN``), then its ``INSERT INTO nexmark_qN`` once to warm up and ``runs`` 
 each in two windows as ``flink_bench.py`` times them (end to end: ``execute_sql`` of the INSERT
 to the end of ``wait()``; engine: the job's net runtime), and one more untimed job counting the
 result's rows (``flink_bench.count``: ``SELECT COUNT(*)`` over the query's SELECT). Prints one
-JSON line per query: ``{"label", "end_to_end": [s, ...], "engine": [s, ...], "rows"}``, or
-``{"label", "error"}`` when Flink fails it (the others still run). Standard library and
-PyFlink only.
+JSON line per query: ``{"label", "end_to_end": [s, ...], "engine": [s, ...], "rows", "seconds"}``
+(``seconds``: the query's whole time here), or ``{"label", "error", "seconds"}`` when Flink
+fails it (the others still run). Standard library and PyFlink only.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def main(path: str) -> None:
     lib = Path(pyflink.__file__).resolve().parent / "lib"
     jars = [j.resolve().as_uri() for j in flink_jars(lib, Path(job["jar_dir"]))]
     for spec in job["queries"]:
+        start = time.perf_counter()
         try:
             out = run_query(
                 spec, jars, job["side_input"], int(job["runs"]), int(job.get("parallelism", 2))
@@ -74,7 +75,7 @@ def main(path: str) -> None:
         except Exception as e:  # reported per query; the others still run
             traceback.print_exc(file=sys.stderr)
             out = {"label": spec["label"], "error": f"{type(e).__name__}: {str(e)[:500]}"}
-        print(json.dumps(out), flush=True)
+        print(json.dumps({**out, "seconds": time.perf_counter() - start}), flush=True)
 
 
 if __name__ == "__main__":
