@@ -52,12 +52,15 @@ import hashlib
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +70,17 @@ from noop_run import engine_seconds
 from tiers import Windows, add_flink_option, server_url
 
 from server_ext.nexmark_files import write_events
-from tableapi import TableEnvironment
+from tableapi import TableEnvironment, udf
 from tableapi.result import tableau
 from tests.conformance.flink_env import VENV_DIR
-from tests.nexmark.conformance import prepare_product, write_side_input
+from tests.nexmark.conformance import (
+    count_char,
+    prepare_product,
+    product_side_input_options,
+    write_side_input,
+)
 from tests.nexmark.known import FLINK_REFUSES, UNSUPPORTED
-from tests.nexmark.queries import QUERY_NAMES, load
+from tests.nexmark.queries import QUERY_NAMES, load, substitute, table_ddl
 
 ROOT = Path(__file__).resolve().parent.parent
 FLINK_SCRIPT = Path(__file__).resolve().parent / "flink_nexmark.py"
@@ -157,13 +165,16 @@ def count_rows(env: TableEnvironment, select: str) -> int:
     return int(frame.to_numpy()[0, 0]) if len(frame) else 0
 
 
-def product_runs(url: str, name: str, events_dir: Path, side_db: Path, runs: int) -> Windows:
-    """Query ``name``'s INSERT into its blackhole sink on the product, once to warm up then
-    ``runs`` timed runs (both windows), and its rows counted in one more run."""
+def product_runs(
+    url: str, name: str, prepare: Callable[[TableEnvironment], None], runs: int
+) -> Windows:
+    """Query ``name``'s INSERT into its blackhole sink on the product, its tables made by
+    ``prepare``: once to warm up then ``runs`` timed runs (both windows), and its rows counted
+    in one more run."""
     query = load(name)
     env = TableEnvironment.create(mode="streaming", remote=url)
     try:
-        prepare_product(env, name, events_dir, side_db)
+        prepare(env)
         env.execute_sql(query.sink)
         end_to_end, engine = [], []
         for i in range(runs + 1):  # the first run warms up
@@ -177,6 +188,90 @@ def product_runs(url: str, name: str, events_dir: Path, side_db: Path, runs: int
         return Windows(end_to_end, engine, count_rows(env, query.select))
     finally:
         env.close()
+
+
+def source_ddl(events: int) -> list[str]:
+    """tables.sql's three tables (columns, watermarks) on the product's own ``nexmark``
+    connector: the first ``events`` events of Nexmark's generator, the rows the files hold.
+
+    Example:
+        >>> print(source_ddl(100)[2].split(")")[-2].strip())  # doctest: +NORMALIZE_WHITESPACE
+        WITH ('connector' = 'nexmark', 'kind' = 'bid', 'events.num' = '100'
+    """
+    out = []
+    for statement in table_ddl(Path("unused")):
+        kind = statement.split()[2]  # CREATE TABLE <kind>
+        columns = statement[: statement.rindex("WITH")]
+        options = {"connector": "nexmark", "kind": kind, "events.num": str(events)}
+        options |= EVENT_OPTIONS
+        listed = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
+        out.append(f"{columns}WITH ({listed})")
+    return out
+
+
+def prepare_source(env: TableEnvironment, name: str, events: int, side_db: Path) -> None:
+    """As ``conformance.prepare_product``, the event tables on the ``nexmark`` connector."""
+    query = load(name)
+    values = {"SIDE_INPUT_OPTIONS": product_side_input_options(side_db)}
+    for statement in [*source_ddl(events), *query.setup]:
+        env.execute_sql(substitute(statement, values))
+    if query.functions:  # q14: the product has no CREATE FUNCTION of a Java class
+        function = udf(count_char, result_type="BIGINT NOT NULL")
+        env.create_temporary_system_function("count_char", function)
+
+
+def server_cores(env: TableEnvironment) -> int:
+    """The cores of the product's server: N of its ``local[N]`` master (``local``: 1,
+    ``local[*]``: this machine's, the server being on it), else Spark's default parallelism.
+
+    Example:
+        >>> class Conf:
+        ...     def get(self, key: str, default: str | None = None) -> str: return "local[3]"
+        >>> class Env:
+        ...     spark = type("S", (), {"conf": Conf()})()
+        >>> server_cores(Env())  # type: ignore[arg-type]
+        3
+    """
+    master = str(env.spark.conf.get("spark.master", "") or "")
+    m = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master)
+    if m and m.group(1) is None:
+        return 1
+    if m and m.group(1) != "*":
+        return int(m.group(1))
+    default = env.spark.conf.get("spark.default.parallelism", "0") or 0
+    return int(default) or (os.cpu_count() or 1)
+
+
+def source_report(todo: list[tuple[str, int]], runs: dict[str, Windows | str], cores: int) -> str:
+    """The ``--source`` table: per query and size both windows, events/s and per core."""
+    headers = [
+        "query",
+        "events",
+        "e2e s",
+        "engine s",
+        "events/s engine, e2e",
+        f"events/s per core ({cores}) engine, e2e",
+        "rows",
+    ]
+    rows: list[tuple[Any, ...]] = []
+    for name, n in todo:
+        w = runs[f"{name}@{n}"]
+        if isinstance(w, str):
+            rows.append((name, f"{n:,}", "", "", "", "", f"failed: {w[:120]}"))
+            continue
+        engine, e2e = w.median("engine"), w.median("end_to_end")
+        rows.append(
+            (
+                name,
+                f"{n:,}",
+                w.show("end_to_end"),
+                w.show("engine"),
+                f"{rate(n, engine)}, {rate(n, e2e)}",
+                f"{rate(n, engine * cores)}, {rate(n, e2e * cores)}",
+                f"{w.rows:,}" + (" (no rows at this size)" if w.rows == 0 else ""),
+            )
+        )
+    return tableau(headers, rows)
 
 
 # -- Flink --------------------------------------------------------------------------------------
@@ -363,55 +458,36 @@ def main() -> int:
         "with --remote, a path the server reads at the same name)",
     )
     parser.add_argument("--remote", help="sc://host:port (default: an embedded local[2] server)")
+    parser.add_argument(
+        "--source",
+        action="store_true",
+        help="the product alone on its own 'nexmark' connector (no files, no Flink): events/s "
+        "per core",
+    )
     add_flink_option(parser)
     if (VENV_DIR / "bin" / "python").exists():
         parser.set_defaults(flink_python=str(VENV_DIR / "bin" / "python"))
     args = parser.parse_args()
-    if not args.flink_python:
+    if not args.flink_python and not args.source:
         parser.error(f"Nexmark runs against Flink 2.3: pass --flink-python (none at {VENV_DIR})")
     sizes = args.events or [1_000_000]
     names, skipped = selected(args.query)
     load_before = os.getloadavg()
+    against = (
+        "alone, on its nexmark source"
+        if args.source
+        else f"and Flink 2.3 at parallelism {PARALLELISM}"
+    )
     print(
         f"machine: {os.cpu_count()} cores, load average {fmt_load(load_before)}; the product on "
-        f"{args.remote or 'an embedded local[2] server'}, Flink 2.3 at parallelism {PARALLELISM}",
+        f"{args.remote or 'an embedded local[2] server'} {against}",
         flush=True,
     )
     for name, why in skipped.items():
         print(f"skipped {name}: {why}")
-
     args.data_dir.mkdir(parents=True, exist_ok=True)
-    todo = [Run(name, n, ensure_events(args.data_dir, n)) for n in sizes for name in names]
-    side_tsv, side_db = write_side_input(args.data_dir / "side-input")  # q13's (10,000 rows)
-
-    url = server_url(args)
-    product: dict[str, Windows | str] = {}
-    for r in todo:
-        print(f"the product: {r.label} ({args.runs + 1} runs and a count) ...", end="", flush=True)
-        start = time.perf_counter()
-        try:
-            product[r.label] = product_runs(url, r.query, r.events_dir, side_db, args.runs)
-        except Exception as e:  # reported in the table; the others still run
-            product[r.label] = f"{type(e).__name__}: {str(e)[:500]}"
-            print(f" failed: {product[r.label]}", file=sys.stderr, flush=True)
-        print(f" {time.perf_counter() - start:.0f} s", flush=True)
-    start = time.perf_counter()
-    flink = flink_nexmark_runs(args.flink_python, todo, args.runs, args.data_dir, side_tsv)
-    print(f"Flink: {time.perf_counter() - start:.0f} s", flush=True)
-
-    print()
-    print(
-        f"Nexmark (Nexmark's mix 1:3:46), the product against Flink 2.3: median (fastest-slowest) "
-        f"of {args.runs} timed runs after one warm-up, seconds; events/s = events / median"
-    )
     try:
-        print(report(todo, product, flink))
-        if any(r.query == "q13" for r in todo):
-            print(Q13_NOTE)
-        return 0
-    except AssertionError as e:
-        print(e)
-        return 1
+        return (source_main if args.source else files_main)(args, names, sizes)
     finally:
         print(
             f"machine: {os.cpu_count()} cores; load average before {fmt_load(load_before)}, "
@@ -419,6 +495,70 @@ def main() -> int:
         )
         if skipped:
             print(f"skipped: {', '.join(skipped)} (see above)")
+
+
+def files_main(args: Any, names: list[str], sizes: list[int]) -> int:
+    """The product and Flink over the same event files."""
+    todo = [Run(name, n, ensure_events(args.data_dir, n)) for n in sizes for name in names]
+    side_tsv, side_db = write_side_input(args.data_dir / "side-input")  # q13's (10,000 rows)
+    url = server_url(args)
+    product: dict[str, Windows | str] = {}
+    for r in todo:
+        files = partial(prepare_product, name=r.query, events_dir=r.events_dir, side_db=side_db)
+        product[r.label] = timed_product_runs(url, r.label, r.query, files, args.runs)
+    start = time.perf_counter()
+    flink = flink_nexmark_runs(args.flink_python, todo, args.runs, args.data_dir, side_tsv)
+    print(f"Flink: {time.perf_counter() - start:.0f} s", flush=True)
+    print()
+    print(
+        f"Nexmark (Nexmark's mix 1:3:46), the product against Flink 2.3: median (fastest-slowest) "
+        f"of {args.runs} timed runs after one warm-up, seconds; events/s = events / median"
+    )
+    try:
+        print(report(todo, product, flink))
+    except AssertionError as e:
+        print(e)
+        return 1
+    if any(r.query == "q13" for r in todo):
+        print(Q13_NOTE)
+    return 0
+
+
+def source_main(args: Any, names: list[str], sizes: list[int]) -> int:
+    """The product alone on its own ``nexmark`` source: events/s per core."""
+    _, side_db = write_side_input(args.data_dir / "side-input")  # q13's (10,000 rows)
+    url = server_url(args)
+    env = TableEnvironment.create(mode="streaming", remote=url)
+    cores = server_cores(env)
+    env.close()
+    todo = [(name, n) for n in sizes for name in names]
+    runs: dict[str, Windows | str] = {}
+    for name, n in todo:
+        source = partial(prepare_source, name=name, events=n, side_db=side_db)
+        runs[f"{name}@{n}"] = timed_product_runs(url, f"{name}@{n}", name, source, args.runs)
+    print()
+    print(
+        f"Nexmark (Nexmark's mix 1:3:46) on the product's nexmark source, {cores} cores: median "
+        f"(fastest-slowest) of {args.runs} timed runs after one warm-up, seconds; events/s = "
+        f"events / median, per core / {cores}"
+    )
+    print(source_report(todo, runs, cores))
+    return 1 if any(isinstance(w, str) for w in runs.values()) else 0
+
+
+def timed_product_runs(
+    url: str, label: str, name: str, prepare: Callable[[TableEnvironment], None], runs: int
+) -> Windows | str:
+    """`product_runs` with a progress line; an error as its text (the other queries run)."""
+    print(f"the product: {label} ({runs + 1} runs and a count) ...", end="", flush=True)
+    start = time.perf_counter()
+    try:
+        out: Windows | str = product_runs(url, name, prepare, runs)
+    except Exception as e:  # reported in the table; the others still run
+        out = f"{type(e).__name__}: {str(e)[:500]}"
+        print(f" failed: {out}", file=sys.stderr, flush=True)
+    print(f" {time.perf_counter() - start:.0f} s", flush=True)
+    return out
 
 
 def fmt_load(load: tuple[float, float, float]) -> str:
