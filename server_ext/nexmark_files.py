@@ -7,9 +7,12 @@ jar first when this is a source checkout and it is missing or stale. It writes `
 (``person``: id, name, emailAddress, creditCard, city, state, dateTime, extra; ``auction``: id,
 itemName, description, initialBid, reserve, dateTime, expires, seller, category, extra;
 ``bid``: auction, bidder, price, channel, url, dateTime, extra), timestamps ``yyyy-MM-dd
-HH:mm:ss.SSS`` in UTC. These are the rows a ``'connector' = 'nexmark'`` table of the same
-options holds. Any other Nexmark option goes through by its name (``--first-event.rate 1000``
-or ``--first-event-rate 1000``). Standard library only (the conformance suite calls it).
+HH:mm:ss.SSS`` in UTC, an empty string as ``""``. Read them with ``'format' = 'csv',
+'csv.null-literal' = '\\N'``: then Flink and the product both read ``""`` as an empty string
+(without a null literal the product's reader, Spark's, reads it as NULL). These are the rows
+a ``'connector' = 'nexmark'`` table of the same options holds. Any other Nexmark option goes
+through by its name (``--first-event.rate 1000`` or ``--first-event-rate 1000``). Standard
+library only (the conformance suite calls it).
 
 Example::
 

@@ -30,6 +30,7 @@ from tableapi.connectors import (
     FilesystemOptions,
     JdbcOptions,
     check_connector,
+    check_schema,
     validate_options,
 )
 from tableapi.errors import ValidationError
@@ -54,7 +55,7 @@ class TableDescriptor:
     @staticmethod
     def for_connector(connector: str) -> TableDescriptorBuilder:
         """A builder for a table of ``connector``: ``filesystem``, ``jdbc`` (a lookup table),
-        or the sinks ``blackhole`` and ``print``.
+        ``nexmark`` (generated events), or the sinks ``blackhole`` and ``print``.
 
         >>> (TableDescriptor.for_connector("filesystem")
         ...     .schema(Schema.new_builder().column("id", "BIGINT").build())
@@ -64,7 +65,7 @@ class TableDescriptor:
         Traceback (most recent call last):
         ...
         tableapi.errors.ValidationError: Unknown connector 'kafka'. Available connectors: \
-['blackhole', 'filesystem', 'jdbc', 'print'].
+['blackhole', 'filesystem', 'jdbc', 'nexmark', 'print'].
         """
         check_connector(connector)
         return TableDescriptorBuilder(connector)
@@ -196,4 +197,5 @@ class TableDescriptorBuilder:
         if self._schema is None:
             raise ValidationError("A TableDescriptor needs a schema: call .schema(...) first.")
         validated = validate_options(self._connector, self._options)
+        check_schema(validated, self._schema)
         return TableDescriptor(self._connector, self._schema, dict(self._options), validated)

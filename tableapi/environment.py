@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tableapi import session
 from tableapi.catalog import CatalogManager, CatalogTable, CatalogView
 from tableapi.config import TableConfig
-from tableapi.connectors import JdbcOptions, SinkOnlyOptions
+from tableapi.connectors import JdbcOptions, NexmarkOptions, SinkOnlyOptions
 from tableapi.descriptor import TableDescriptor
 from tableapi.errors import ValidationError
 from tableapi.execution import Executor, Server, executor_for
@@ -32,6 +32,7 @@ from tableapi.plan import (
     ElementsSource,
     FileSource,
     JdbcSource,
+    NexmarkSource,
     PlanNode,
     Scan,
     Source,
@@ -653,6 +654,8 @@ def _source_of(descriptor: TableDescriptor) -> Source:
         )
     if isinstance(opts, JdbcOptions):
         return JdbcSource(opts.source, opts.cache, opts.max_retries, opts.push_filters)
+    if isinstance(opts, NexmarkOptions):
+        return NexmarkSource(opts.kind, opts.events_num, opts.reader_options)
     return FileSource(
         opts.path,
         opts.format,

@@ -20,6 +20,7 @@ from pyspark.sql.connect.window import Window
 from tableapi.compiler.base import Compiler
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.local_relation import local_dataframe
+from tableapi.compiler.nexmark import read_nexmark
 from tableapi.errors import ValidationError
 from tableapi.plan import (
     Aggregate,
@@ -33,6 +34,7 @@ from tableapi.plan import (
     JoinKind,
     Limit,
     LookupJoin,
+    NexmarkSource,
     PlanNode,
     Project,
     QueryHints,
@@ -177,6 +179,10 @@ def _read_dataframe(compiler: BatchCompiler, node: Scan) -> DataFrame:
     return source.dataframe
 
 
+def _read_nexmark(compiler: BatchCompiler, node: Scan) -> DataFrame:
+    return read_nexmark(compiler.spark, node, streaming=False)
+
+
 def _refuse_lookup_table(compiler: BatchCompiler, node: Scan) -> DataFrame:
     raise ValidationError(lookup_table_misuse(node.table_name))
 
@@ -187,4 +193,5 @@ _READERS: dict[type, Callable[[BatchCompiler, Scan], DataFrame]] = {
     ElementsSource: _read_elements,
     SparkSource: _read_dataframe,
     JdbcSource: _refuse_lookup_table,
+    NexmarkSource: _read_nexmark,
 }

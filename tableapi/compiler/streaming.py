@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any, cast
 
 import attrs
@@ -40,6 +41,7 @@ from tableapi.compiler.base import Compiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.jvm_operators import NO_PLUGIN, jvm_file_time, jvm_position
+from tableapi.compiler.nexmark import read_nexmark
 from tableapi.compiler.operators import (
     TaggedUnion,
     key_columns,
@@ -72,7 +74,7 @@ from tableapi.physical import (
     StreamPhysicalPlan,
 )
 from tableapi.physical.options import StateBackend
-from tableapi.plan import LookupJoin, Scan
+from tableapi.plan import FileSource, LookupJoin, NexmarkSource, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
 from tableapi.types import to_spark as spark_type
@@ -189,7 +191,14 @@ class StreamingCompiler(Compiler):
         return df
 
     def visit_StreamExecTableSourceScan(self, node: StreamExecTableSourceScan) -> DataFrame:
-        scan, source = node.scan, node.source
+        df = _STREAM_READERS[type(node.scan.source)](self, node)
+        return self._with_watermark(df, node.scan, node.bounded)
+
+    def _read_nexmark(self, node: StreamExecTableSourceScan) -> DataFrame:
+        return read_nexmark(self.spark, node.scan, streaming=True)
+
+    def _read_files(self, node: StreamExecTableSourceScan) -> DataFrame:
+        scan, source = node.scan, node.files
         self.check_path(scan.table_name, source)
         ddl = scan.row_type.spark_ddl
         op = source.op_column
@@ -201,9 +210,7 @@ class StreamingCompiler(Compiler):
         for k, v in source.options:
             reader = reader.option(k, v)
         df: DataFrame = reader.load(source.path)
-        if op:
-            df = self._in_file_order(df, node, op)
-        return self._with_watermark(df, scan, node.bounded)
+        return self._in_file_order(df, node, op) if op else df
 
     def _in_file_order(self, df: DataFrame, node: StreamExecTableSourceScan, op: str) -> DataFrame:
         """A changelog scan's columns, ``__kind`` and ``__seq``: the change's place in its
@@ -220,7 +227,7 @@ class StreamingCompiler(Compiler):
         files = {f: F.col(f"_metadata.{f}").alias(f"__{f}") for f in _FILE_FIELDS}
         df = df.select(*(ref(n) for n in names), ref(op), *files.values())
         df = with_positions(df, _POSITION, ref("__file_block_start"), plugin)
-        if node.source.file_order == FILE_ORDERS[0]:
+        if node.files.file_order == FILE_ORDERS[0]:
             df = _file_times(df, node.scan.table_name, plugin)
             time = ref(_FILE_TIME).cast("string")
         else:  # "name": the path alone orders the files
@@ -417,6 +424,13 @@ class StreamingCompiler(Compiler):
         if not node.changelog:
             return out.select(*names)
         return out.select(*names, ref(KIND), F.lit("").alias(SEQ))
+
+
+#: Source type -> how a streaming query reads its table.
+_STREAM_READERS: dict[type, Callable[[StreamingCompiler, StreamExecTableSourceScan], DataFrame]] = {
+    FileSource: StreamingCompiler._read_files,
+    NexmarkSource: StreamingCompiler._read_nexmark,
+}
 
 
 def _file_times(df: DataFrame, table: str, plugin: bool) -> DataFrame:

@@ -30,7 +30,7 @@ CONNECTOR = (
     ConfigOptions.key("connector")
     .string_type()
     .no_default_value()
-    .with_description("The connector: 'filesystem', 'jdbc', 'print' or 'blackhole'.")
+    .with_description("The connector: 'filesystem', 'jdbc', 'nexmark', 'print' or 'blackhole'.")
 )
 PROPERTY_VERSION = (
     ConfigOptions.key("property-version")

@@ -29,6 +29,7 @@ from tableapi.plan import (
     Filter,
     JdbcSource,
     LookupJoin,
+    NexmarkSource,
     Project,
     QueryHints,
     Scan,
@@ -77,6 +78,7 @@ _SCAN_CHECKS: dict[type, Callable[[Scan], None]] = {
     ElementsSource: _refuse_elements,
     SparkSource: _check_dataframe,
     FileSource: _check_file,
+    NexmarkSource: lambda scan: None,  # its options and columns were checked at creation
 }
 
 
@@ -95,7 +97,8 @@ def _translate_scan(scan: Scan, t: Translation) -> ExecNode:
 @exec_node("stream-exec-table-source-scan", 1)
 @attrs.frozen(eq=False)
 class StreamExecTableSourceScan(ExecNode):
-    """A filesystem table read as a stream. ``bounded``: it ends (no monitor interval);
+    """A filesystem or nexmark table read as a stream. ``bounded``: it ends (no monitor
+    interval, ``events.num`` > 0);
     ``plugin_positions``: its changelog rows are numbered by the JVM plugin (else by the
     pandas UDF twins, on a server without it)."""
 
@@ -107,8 +110,15 @@ class StreamExecTableSourceScan(ExecNode):
         return cast(Scan, self.logical)
 
     @property
-    def source(self) -> FileSource:
-        return cast(FileSource, self.scan.source)
+    def source(self) -> FileSource | NexmarkSource:
+        return cast(FileSource | NexmarkSource, self.scan.source)
+
+    @property
+    def files(self) -> FileSource:
+        """The source of a filesystem table."""
+        source = self.scan.source
+        assert isinstance(source, FileSource)
+        return source
 
     @classmethod
     def translate(cls, node: Any, t: Translation) -> ExecNode:
@@ -129,6 +139,7 @@ class StreamExecDataStreamScan(ExecNode):
 #: Source type -> its scan's exec node.
 _SCANS: dict[type, Callable[[Scan, Translation], ExecNode]] = {
     FileSource: StreamExecTableSourceScan.translate,
+    NexmarkSource: StreamExecTableSourceScan.translate,
     SparkSource: StreamExecDataStreamScan.translate,
 }
 translates(Scan, _check_scan)(_translate_scan)

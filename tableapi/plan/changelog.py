@@ -37,7 +37,7 @@ from tableapi.plan.relational import (
     QueryHints,
     Union,
 )
-from tableapi.plan.sources import FileSource, Scan
+from tableapi.plan.sources import FileSource, NexmarkSource, Scan
 
 
 class ChangelogMode(Enum):
@@ -277,8 +277,9 @@ def reads_changelog_files(plan: PlanNode) -> bool:
 
 def is_bounded(scan: Scan) -> bool:
     """A bounded input ends: a filesystem table without ``source.monitor-interval`` (as in
-    Flink). A streaming Spark DataFrame is taken as unbounded."""
-    return isinstance(scan.source, FileSource) and scan.source.bounded
+    Flink), a nexmark table of ``events.num`` > 0. A streaming Spark DataFrame is taken as
+    unbounded."""
+    return isinstance(scan.source, FileSource | NexmarkSource) and scan.source.bounded
 
 
 def _scans(plan: PlanNode) -> list[Scan]:

@@ -85,7 +85,24 @@ class JdbcSource:
         return f"jdbc, {self.source.describe()}"
 
 
-Source = FileSource | ElementsSource | SparkSource | JdbcSource
+@attrs.frozen(eq=False)
+class NexmarkSource:
+    """Nexmark's events of one kind (connector ``nexmark``), generated on the server by the
+    plugin jar's data source; ``options``: what that data source reads (kind included)."""
+
+    kind: str
+    events_num: int  # 0: unbounded
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def bounded(self) -> bool:
+        return self.events_num > 0
+
+    def __str__(self) -> str:
+        return f"nexmark, kind={self.kind}, events.num={self.events_num}"
+
+
+Source = FileSource | ElementsSource | SparkSource | JdbcSource | NexmarkSource
 
 
 @attrs.frozen(eq=False)

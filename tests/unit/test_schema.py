@@ -365,7 +365,7 @@ def test_unknown_connector():
     with pytest.raises(
         ValidationError,
         match=r"Unknown connector 'kafka'\. Available connectors: "
-        r"\['blackhole', 'filesystem', 'jdbc', 'print'\]",
+        r"\['blackhole', 'filesystem', 'jdbc', 'nexmark', 'print'\]",
     ):
         TableDescriptor.for_connector("kafka")
 

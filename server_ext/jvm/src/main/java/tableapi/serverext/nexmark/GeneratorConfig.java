@@ -126,7 +126,9 @@ public final class GeneratorConfig implements Serializable {
     rateShape = options.getOrDefault("rate.shape", "SQUARE").toUpperCase(Locale.ROOT);
     if (!rateShape.equals("SQUARE") && !rateShape.equals("SINE")) {
       throw new IllegalArgumentException(
-          "Nexmark option 'rate.shape' is '" + options.get("rate.shape") + "': write SQUARE or SINE");
+          "Nexmark option 'rate.shape' is '"
+              + options.get("rate.shape")
+              + "': write SQUARE or SINE");
     }
     personProportion = intOption(options, "person.proportion", 1, 0);
     auctionProportion = intOption(options, "auction.proportion", 3, 0);

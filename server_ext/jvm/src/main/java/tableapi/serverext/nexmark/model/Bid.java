@@ -7,4 +7,10 @@ package tableapi.serverext.nexmark.model;
 
 /** A bid for an item on auction. */
 public record Bid(
-    long auction, long bidder, long price, String channel, String url, long dateTime, String extra) {}
+    long auction,
+    long bidder,
+    long price,
+    String channel,
+    String url,
+    long dateTime,
+    String extra) {}

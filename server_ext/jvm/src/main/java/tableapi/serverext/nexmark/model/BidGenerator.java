@@ -43,7 +43,7 @@ public final class BidGenerator {
 
   private static final int CHANNELS_NUMBER = 10_000;
 
-  private static final String[] HOT_CHANNELS = new String[] {"Google", "Facebook", "Baidu", "Apple"};
+  private static final String[] HOT_CHANNELS = {"Google", "Facebook", "Baidu", "Apple"};
 
   /** The fixed seed of the URLs (determinism across JVMs). */
   static final long URL_SEED = 0x4E65786D55524CL; // "NexmURL"
@@ -56,7 +56,9 @@ public final class BidGenerator {
     // One random for both, drawn in Nexmark's order: the four hot URLs, then the channels'.
     SplittableRandom random = new SplittableRandom(URL_SEED);
     HOT_URLS =
-        new String[] {getBaseUrl(random), getBaseUrl(random), getBaseUrl(random), getBaseUrl(random)};
+        new String[] {
+          getBaseUrl(random), getBaseUrl(random), getBaseUrl(random), getBaseUrl(random)
+        };
     for (int i = 0; i < CHANNELS_NUMBER; ++i) {
       String url = getBaseUrl(random);
       if (random.nextInt(10) > 0) {
