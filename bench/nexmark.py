@@ -3,6 +3,7 @@
     uptime; flock /tmp/tableapi-bench.lock .venv/bin/python bench/nexmark.py
     .venv/bin/python bench/nexmark.py --events 1000000 --events 10000000 --query q0 --query q4
     .venv/bin/python bench/nexmark.py --events 20000 --runs 1 --query q0 --query q3  # smoke run
+    .venv/bin/python bench/nexmark.py --source --events 10000000   # the product alone, events/s
 
 Each query is Nexmark's own SQL text (tests/nexmark/queries: its ``CREATE TABLE nexmark_qN``,
 a blackhole sink, and its ``INSERT INTO nexmark_qN``) over three CSV tables, ``person``,
@@ -43,6 +44,12 @@ Flink is (the table says so under it), and at 10,000,000 events it alone takes h
 The last row is the geometric mean of the ratios (product / Flink). The machine's cores and
 its load (``os.getloadavg()``) before and after are printed with the table: other work on the
 machine shows in the figures.
+
+``--source``: the product alone (no files, no Flink) on its own ``nexmark`` connector, the
+same three tables (columns, watermarks) with ``'connector' = 'nexmark'``, ``'events.num'`` the
+size: the same events, generated on the server where they are read. Timed the same way, with
+events/s and events/s per core (the cores of the server's ``local[N]``), Nexmark's usual
+figure.
 """
 
 from __future__ import annotations
