@@ -27,6 +27,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from pyspark import cloudpickle
+
 from tableapi import TableEnvironment, udf
 from tests.conformance.compare import compare
 from tests.conformance.flink_env import FLINK_VERSION, REPO_ROOT, ensure_flink_venv
@@ -218,6 +220,8 @@ def prepare_product(env: TableEnvironment, name: str, events_dir: Path, side_db:
     for statement in [*table_ddl(events_dir), *query.setup]:
         env.execute_sql(substitute(statement, values))
     if query.functions:  # q14: the product has no CREATE FUNCTION of a Java class
+        # By value: a server's Python (a container's) cannot import this test module.
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
         function = udf(count_char, result_type="BIGINT NOT NULL")
         env.create_temporary_system_function("count_char", function)
 
