@@ -73,9 +73,11 @@ def make_data(root: Path, scale: float) -> None:
     aggregate.write_sales(w5 / "sales", 1_000, 100, 1, rng)
 
 
-def worker(root: Path, runs: int, driver_memory: str) -> dict[str, Any]:
-    """This process's version (``tableapi`` as ``PYTHONPATH`` finds it) on every workload:
-    {workload: {"end_to_end": [...], "engine": [...], "rows": n}}."""
+def worker(
+    root: Path, runs: int, driver_memory: str, only: tuple[str, ...] = WORKLOADS
+) -> dict[str, Any]:
+    """This process's version (``tableapi`` as ``PYTHONPATH`` finds it) on the workloads
+    ``only``: {workload: {"end_to_end": [...], "engine": [...], "rows": n}}."""
     import aggregate
     import multi_join
     import streaming_join
@@ -124,6 +126,8 @@ def worker(root: Path, runs: int, driver_memory: str) -> dict[str, Any]:
     out = {}
     try:
         for name, workload in workloads.items():
+            if name not in only:
+                continue
             print(f"  {name} ({runs + 1} runs) ...", file=sys.stderr, flush=True)
             env = TableEnvironment.create(mode="streaming", remote=server.url)
             try:
@@ -191,6 +195,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="alternations of the two versions")
     parser.add_argument("--driver-memory", default="4g")
     parser.add_argument("--scale", type=float, default=1.0, help="input sizes (0.05: a smoke run)")
+    parser.add_argument(
+        "--workload",
+        action="append",
+        choices=WORKLOADS,
+        help="only this workload (repeatable; default: all five)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--make-data", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -201,7 +211,8 @@ def main() -> int:
         import tableapi
     if args.worker:
         print(f"  the product from {Path(tableapi.__file__).parent}", file=sys.stderr)
-        print(json.dumps(worker(Path(args.worker), args.runs, args.driver_memory)))
+        only = tuple(args.workload or WORKLOADS)
+        print(json.dumps(worker(Path(args.worker), args.runs, args.driver_memory, only)))
         return 0
     if args.make_data:
         make_data(Path(args.make_data), args.scale)
@@ -233,6 +244,7 @@ def main() -> int:
                     str(args.runs),
                     "--driver-memory",
                     args.driver_memory,
+                    *(a for w in args.workload or () for a in ("--workload", w)),
                 )
                 for w, got in result.items():
                     into = pooled[version].setdefault(
@@ -243,7 +255,7 @@ def main() -> int:
                     into["rows"].add(got["rows"])
         rows = []
         failed = False
-        for w in WORKLOADS:
+        for w in args.workload or WORKLOADS:
             b, a = pooled["before"][w], pooled["after"][w]
             equal = len(b["rows"] | a["rows"]) == 1
             failed |= not equal
