@@ -112,11 +112,7 @@ class AggregateSpec:
         """The group key's fields, then one per aggregate call."""
         fields = tuple(self.input[i] for i in self.key)
         fields += tuple((f"agg{i}", a.result_type) for i, a in enumerate(self.aggs))
-        if self.output_names:
-            if len(self.output_names) != len(fields):
-                raise ValueError("output_names must name every output field")
-            fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
-        return fields
+        return named(fields, self.output_names)
 
     def wire_section(self) -> dict[str, Any]:
         """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
@@ -147,4 +143,20 @@ class AggregateSpec:
         return "None" if self.ttl_ms is None else "ProcessingTime"
 
 
-__all__ = ["ACC", "AGG_FUNCTIONS", "AggCall", "AggregateSpec"]
+__all__ = ["ACC", "AGG_FUNCTIONS", "AggCall", "AggregateSpec", "named"]
+
+
+def named(
+    fields: tuple[tuple[str, str], ...], names: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    """``fields`` renamed by ``names`` (none: as they are), what an aggregate's output is
+    called (the group and the window aggregate both).
+
+    >>> named((("agg0", "BIGINT"),), ("n",))
+    (('n', 'BIGINT'),)
+    """
+    if not names:
+        return fields
+    if len(names) != len(fields):
+        raise ValueError("output_names must name every output field")
+    return tuple((n, t) for n, (_, t) in zip(names, fields, strict=True))

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from server_ext.aggregate_spec import AggCall
+from server_ext.aggregate_spec import AggCall, named
 
 #: The window kinds the operator assigns.
 WINDOW_KINDS = ("tumble", "hop", "cumulate")
@@ -96,11 +96,7 @@ class WindowAggregateSpec:
     def output_fields(self) -> tuple[tuple[str, str], ...]:
         """One field per output column, named by ``output_names``."""
         fields = tuple(self._field(c) for c in self.columns)
-        if self.output_names:
-            if len(self.output_names) != len(fields):
-                raise ValueError("output_names must name every output field")
-            fields = tuple((n, t) for n, (_, t) in zip(self.output_names, fields, strict=True))
-        return fields
+        return named(fields, self.output_names)
 
     def wire_section(self) -> dict[str, Any]:
         """The spec's section of the wire JSON (``server_ext/jvm/wire.py``)."""
