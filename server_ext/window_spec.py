@@ -9,8 +9,9 @@ columns (none: one constant key) and runs the operator::
 
 Input rows: ``__k0..`` (the keys), ``__side`` (0), ``__in0`` (the row: the keys' fields NULL,
 then each call's argument, as ``aggregate_spec``'s) and ``__t`` (the rowtime, epoch ms). Each
-row is assigned its windows (TUMBLE: one; HOP and CUMULATE: several), each window of a key
-keeps its own accumulators (``AggsHandle``), and an event-time timer at ``window_end - 1``
+row is assigned its windows (TUMBLE: one; HOP and CUMULATE: several; SESSION: ``[ts, ts +
+gap)``, merged with the key's sessions it touches, the key being the session's partition),
+each window of a key keeps its own accumulators (``AggsHandle``), and an event-time timer at ``window_end - 1``
 emits the window's one ``+I`` row once the watermark reaches it, then drops its state (as
 Flink's ``isWindowFired``). A row whose windows have all fired is late and dropped; a row of
 a HOP or CUMULATE window that fired counts in its windows that have not. No slicing: a row is
@@ -41,8 +42,8 @@ from typing import Any, ClassVar
 
 from server_ext.aggregate_spec import AggCall, named
 
-#: The window kinds the operator assigns.
-WINDOW_KINDS = ("tumble", "hop", "cumulate")
+#: The window kinds the operator assigns (SESSION: ``size_ms`` is the gap).
+WINDOW_KINDS = ("tumble", "hop", "cumulate", "session")
 #: The window properties an output column may be.
 WINDOW_PROPERTIES = ("window_start", "window_end", "window_time")
 
@@ -54,13 +55,13 @@ class WindowAggregateSpec:
 
     operator: ClassVar[str] = "window_aggregate"
     #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: SESSION windows
 
     input: tuple[tuple[str, str], ...]  # the input row's fields (name, Spark DDL), keys first
     key_count: int
     aggs: tuple[AggCall, ...]
-    window: str  # tumble, hop, cumulate
-    size_ms: int  # CUMULATE: the max size
+    window: str  # tumble, hop, cumulate, session
+    size_ms: int  # CUMULATE: the max size; SESSION: the gap
     step_ms: int | None = None  # HOP: the slide; CUMULATE: the step
     offset_ms: int = 0
     columns: tuple[str, ...] = ()
@@ -71,8 +72,10 @@ class WindowAggregateSpec:
             raise ValueError(f"window must be one of {WINDOW_KINDS}, got {self.window!r}")
         if self.size_ms <= 0 or (self.step_ms is not None and self.step_ms <= 0):
             raise ValueError("window sizes must be positive")
-        if (self.window == "tumble") != (self.step_ms is None):
-            raise ValueError("HOP and CUMULATE windows have a step; TUMBLE windows none")
+        if (self.window in ("tumble", "session")) != (self.step_ms is None):
+            raise ValueError("HOP and CUMULATE windows have a step; TUMBLE and SESSION none")
+        if self.window == "session" and self.offset_ms:
+            raise ValueError("SESSION windows have no offset")
         if self.step_ms is not None and self.size_ms % self.step_ms:
             raise ValueError("the window size must be a multiple of its slide or step")
         width = len(self.input)

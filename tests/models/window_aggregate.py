@@ -131,25 +131,98 @@ class WindowAggModel:
         return out
 
     def output(self, key: Any, window_end: int, rows: list[tuple]) -> tuple:
-        spec = self.spec
-        keys = key if isinstance(key, tuple) else (key,)
-        values = []
-        for c in spec.columns:
-            if c == "window_start":
-                values.append(self.window_start(window_end))
-            elif c == "window_end":
-                values.append(window_end)
-            elif c == "window_time":
-                values.append(window_end - 1)
-            elif c.startswith("key"):
-                values.append(keys[int(c[3:])])
-            else:
-                a = spec.aggs[int(c[3:])]
-                args = [r[a.arg] if a.arg is not None else None for r in rows]
-                if a.distinct:
-                    args = list(dict.fromkeys(v for v in args if v is not None))
-                values.append(result(a.function, a.result_type, args, len(rows)))
-        return ("+I", *values)
+        return _output(self.spec, key, self.window_start(window_end), window_end, rows)
 
 
-__all__ = ["WindowAggModel"]
+class SessionAggModel:
+    """Flink's session window aggregation (UnsliceWindowAggProcessor over a MergingWindowSet
+    with a session assigner), per key (the session's partition): a row at ``ts`` adds the
+    window ``[ts, ts + gap)`` to the key's set, which merges it with every window it
+    intersects (``TimeWindow.intersects``: bounds included) into their cover, their rows
+    together. If the resulting window is late (``end - 1 <= watermark``: it could only be so
+    when nothing merged) the row is dropped (``isWindowLate``, then ``retireWindow``). A
+    window fires (``+I``, then is purged) once the watermark reaches ``end - 1``; a
+    micro-batch's watermark fires before its rows, as in ``WindowAggModel``.
+
+    >>> from server_ext.aggregate_spec import AggCall
+    >>> from server_ext.window_spec import WindowAggregateSpec
+    >>> spec = WindowAggregateSpec((("k", "BIGINT"), ("v", "INT")), 1,
+    ...     (AggCall("count_star"),), "session", 5,
+    ...     columns=("key0", "window_start", "window_end", "agg0"))
+    >>> m = SessionAggModel(spec)
+    >>> m.batch(None, [(1, (1, 3), 1), (1, (1, 4), 6), (1, (1, 5), 20)])
+    []
+    >>> m.batch(11, [(1, (1, 6), 2)])  # fires [1, 11); the row at 2 is late then
+    [('+I', 1, 1, 11, 2)]
+    """
+
+    def __init__(self, spec: WindowAggregateSpec) -> None:
+        self.spec = spec
+        self.gap = spec.size_ms
+        self.windows: dict[Any, dict[tuple[int, int], list[tuple]]] = defaultdict(dict)
+
+    def batch(self, watermark: int | None, rows: list[tuple[Any, tuple, int | None]]) -> list:
+        def fired(end: int) -> bool:
+            return watermark is not None and end - 1 <= watermark
+
+        out = self.fire_due(fired)
+        for key, row, ts in rows:
+            if ts is None:
+                continue
+            windows = self.windows[key]
+            start, end = ts, ts + self.gap
+            touching = [w for w in windows if w[0] <= end and w[1] >= start]
+            merged = [row]
+            for w in touching:
+                start, end = min(start, w[0]), max(end, w[1])
+                merged = windows.pop(w) + merged
+            if fired(end):
+                continue  # late: retired
+            windows[(start, end)] = merged
+        return out + self.fire_due(fired)
+
+    def fire_due(self, fired: Any) -> list[tuple]:
+        out = []
+        for key in list(self.windows):
+            windows = self.windows[key]
+            for w in sorted((w for w in windows if fired(w[1])), key=lambda w: (w[1], w[0])):
+                out.append(_output(self.spec, key, w[0], w[1], windows.pop(w)))
+            if not windows:
+                del self.windows[key]
+        return out
+
+
+def window_model(spec: WindowAggregateSpec) -> WindowAggModel | SessionAggModel:
+    """The model of the operator ``spec`` runs.
+
+    >>> from server_ext.aggregate_spec import AggCall
+    >>> spec = WindowAggregateSpec((("v", "INT"),), 0, (AggCall("count_star"),), "session", 5)
+    >>> type(window_model(spec)).__name__
+    'SessionAggModel'
+    """
+    return SessionAggModel(spec) if spec.window == "session" else WindowAggModel(spec)
+
+
+def _output(spec: WindowAggregateSpec, key: Any, start: int, end: int, rows: list) -> tuple:
+    """A window's ``+I`` row: the spec's columns over the window's rows."""
+    keys = key if isinstance(key, tuple) else (key,)
+    values = []
+    for c in spec.columns:
+        if c == "window_start":
+            values.append(start)
+        elif c == "window_end":
+            values.append(end)
+        elif c == "window_time":
+            values.append(end - 1)
+        elif c.startswith("key"):
+            values.append(keys[int(c[3:])])
+        else:
+            a = spec.aggs[int(c[3:])]
+            args = [r[a.arg] if a.arg is not None else None for r in rows]
+            if a.distinct:
+                args = list(dict.fromkeys(v for v in args if v is not None))
+            values.append(result(a.function, a.result_type, args, len(rows)))
+    return ("+I", *values)
+
+
+__all__ = ["SessionAggModel", "WindowAggModel", "window_model"]

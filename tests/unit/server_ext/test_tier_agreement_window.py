@@ -1,7 +1,8 @@
 """The JVM window aggregate (``WindowAggregate.java``, run by ``Harness.java``: the calls and
 event-time timeouts of flatMapGroupsWithState, no Spark) emits what the plain Python model of
-Flink's slicing window aggregation (``tests/models/window_aggregate.py``) emits, key by key,
-batch by batch: TUMBLE (with offsets), HOP and CUMULATE windows, every aggregate function and
+Flink's slicing window aggregation (``tests/models/window_aggregate.py``; its session model for
+SESSION) emits, key by key, batch by batch: TUMBLE (with offsets), HOP, CUMULATE and SESSION
+windows (sessions merging, late rows merging into a session that has not fired), every aggregate function and
 DISTINCT form, NULL keys and values, rows without a time, late rows (behind the batch's
 watermark: dropped, or counted in the windows of theirs that have not fired), and the end of
 input (a watermark far ahead fires every window). ``TIER_AGREEMENT_CASES`` sets the number
@@ -22,7 +23,7 @@ import pytest
 from server_ext.aggregate_spec import AggCall
 from server_ext.jvm import wire
 from server_ext.window_spec import WindowAggregateSpec
-from tests.models.window_aggregate import WindowAggModel
+from tests.models.window_aggregate import window_model
 from tests.unit.server_ext.jvm_harness import json_type, rows_json, run_cases, to_json
 
 CASES = int(os.environ.get("TIER_AGREEMENT_CASES", "150"))
@@ -43,6 +44,7 @@ WINDOWS: dict[str, list[tuple[int, int | None, int]]] = {  # kind -> (size, step
     "tumble": [(1000, None, 0), (3000, None, 0), (2000, None, 700), (2000, None, -300)],
     "hop": [(3000, 1000, 0), (2000, 1000, 0), (4000, 2000, 500)],
     "cumulate": [(3000, 1000, 0), (4000, 2000, 0), (3000, 1000, -200)],
+    "session": [(1000, None, 0), (2500, None, 0)],  # size: the gap
 }
 BASE = 1_700_000_000_000  # event times near 2023-11-14
 END_OF_INPUT = BASE + 10**9
@@ -98,7 +100,7 @@ def scenario(rng: random.Random, kind: str) -> dict[str, Any]:
 
 def model_run(case: dict[str, Any]) -> list[dict]:
     spec = case["spec"]
-    model = WindowAggModel(spec)
+    model = window_model(spec)
     out = []
     for watermark, rows in case["batches"]:
         emitted: dict = defaultdict(list)

@@ -28,6 +28,10 @@ import org.apache.spark.sql.types.StructType;
  * <p>No slicing: a row is accumulated once per window it belongs to, where Flink accumulates
  * it once into a slice that its windows merge; the answers are the same.
  *
+ * <p>SESSION windows (Flink's merging window set, the grouping key being the session's
+ * partition): each row's window {@code [ts, ts + gap)} merges with the key's windows it
+ * touches, see {@link #sessions}.
+ *
  * <p>State value (beside the key's timers): {@code varint n; n x (zigzag start, zigzag end,
  * the window's accumulators as bytes)}; timers (event time, {@code end - 1}, tag {@code
  * start}).
@@ -50,7 +54,7 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
   /**
    * The {@code window_aggregate} section ({@code WindowAggregateSpec.wire_section()}): the
    * input row's fields (the keys first), the number of keys, the calls, the window (kind,
-   * size, step, offset in ms; step -1 for TUMBLE) and the output columns ({@code key<i>},
+   * size, step, offset in ms; step -1 for TUMBLE and SESSION, whose size is its gap) and the output columns ({@code key<i>},
    * {@code agg<i>}, {@code window_start}, {@code window_end}, {@code window_time}).
    */
   record Spec(List<Specs.Field> input, int keyCount, List<Specs.AggCall> aggs, String kind,
@@ -64,12 +68,13 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
           Specs.text(w, "kind", where + ".window"), Specs.integer(w, "size_ms", where + ".window"),
           Specs.optionalLong(w, "step_ms", -1), Specs.optionalLong(w, "offset_ms", 0),
           Specs.strings(Specs.field(s, "columns", where), where + ".columns"));
-      boolean tumble = spec.kind.equals("tumble");
-      if (!List.of("tumble", "hop", "cumulate").contains(spec.kind)) {
+      boolean stepless = spec.kind.equals("tumble") || spec.kind.equals("session");
+      if (!List.of("tumble", "hop", "cumulate", "session").contains(spec.kind)) {
         throw new IllegalArgumentException("unknown window kind " + spec.kind);
       }
-      if (spec.size <= 0 || tumble != (spec.step < 0) || spec.step == 0
-          || (!tumble && spec.size % spec.step != 0)) {
+      if (spec.size <= 0 || stepless != (spec.step < 0) || spec.step == 0
+          || (!stepless && spec.size % spec.step != 0)
+          || (spec.kind.equals("session") && spec.offset != 0)) {
         throw new IllegalArgumentException("bad window: " + w);
       }
       return spec;
@@ -169,6 +174,7 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     TimerService timers = TimerService.load(state);
     TreeMap<Window, AggsHandle.Accs> windows = decode(timers.value());
     int width = aggs.row().fields().length;
+    if (spec.kind().equals("session")) return sessions(key, rows, state, timers, windows, width);
     if (!state.hasTimedOut()) {
       for (Row r : union.ordered(rows)) {
         byte kind = union.kind(r);
@@ -194,6 +200,58 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     timers.value(windows.isEmpty() ? null : encode(windows));
     timers.save(state, TimerService.Domain.EVENT_TIME);
     return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  /**
+   * Session windows (Flink's MergingWindowSet with a session assigner): the windows the
+   * watermark has passed fire first (a micro-batch's watermark comes before its rows, as in
+   * Flink), then each row's window {@code [ts, ts + gap)} merges with every window of the key
+   * it intersects (bounds included: {@code TimeWindow.intersects}), their accumulators merged
+   * and their timers moved to the merged window's {@code end - 1}. A row that merges with no
+   * window and whose own window has fired is late: dropped (Flink's {@code isWindowLate}).
+   */
+  private Iterator<Row> sessions(Row key, Iterator<Row> rows, GroupState<byte[]> state,
+      TimerService timers, TreeMap<Window, AggsHandle.Accs> windows, int width) {
+    long watermark = state.getCurrentWatermarkMs();
+    List<Row> out = new ArrayList<>();
+    fireDue(key, watermark, timers, windows, out);
+    if (!state.hasTimedOut()) {
+      for (Row r : union.ordered(rows)) {
+        byte kind = union.kind(r);
+        if (kind != Wire.INSERT) throw Rows.notInsertOnly("window aggregate", kind);
+        if (r.isNullAt(timeAt)) continue;
+        long ts = r.getLong(timeAt);
+        Window merged = new Window(ts, ts + spec.size());
+        List<Window> overlapping = new ArrayList<>();
+        for (Window w : windows.keySet()) {
+          if (w.start() <= merged.end() && w.end() >= merged.start()) overlapping.add(w);
+        }
+        if (overlapping.isEmpty() && merged.end() - 1 <= watermark) continue; // late
+        AggsHandle.Accs accs = aggs.new Accs();
+        for (Window w : overlapping) {
+          merged = new Window(Math.min(merged.start(), w.start()), Math.max(merged.end(), w.end()));
+          accs.merge(windows.remove(w));
+          timers.delete(TimerService.Domain.EVENT_TIME, w.end() - 1, w.start());
+        }
+        accs.apply(union.fields(r, width), true);
+        windows.put(merged, accs);
+        timers.register(TimerService.Domain.EVENT_TIME, merged.end() - 1, merged.start());
+      }
+    }
+    fireDue(key, watermark, timers, windows, out); // (a merged window is never due)
+    timers.value(windows.isEmpty() ? null : encode(windows));
+    timers.save(state, TimerService.Domain.EVENT_TIME);
+    return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  private void fireDue(Row key, long watermark, TimerService timers,
+      TreeMap<Window, AggsHandle.Accs> windows, List<Row> out) {
+    for (TimerService.Timer t = timers.pollDue(watermark, Long.MIN_VALUE); t != null;
+        t = timers.pollDue(watermark, Long.MIN_VALUE)) {
+      Window w = new Window(t.tag(), t.time() + 1);
+      AggsHandle.Accs accs = windows.remove(w);
+      if (accs != null && accs.rows > 0) out.add(output(key, w, accs.results()));
+    }
   }
 
   /** A window of a key: its start and end (ms). */
