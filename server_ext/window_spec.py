@@ -7,15 +7,16 @@ columns (none: one constant key) and runs the operator::
 
     union.groupBy(__k0, ...) -> OperatorPlugin "window_aggregate" -> __kind, columns...
 
-Input rows: ``__k0..`` (the keys), ``__side`` (0), ``__in0`` (the row: the keys' fields NULL,
-then each call's argument, as ``aggregate_spec``'s) and ``__t`` (the rowtime, epoch ms). Each
-row is assigned its windows (TUMBLE: one; HOP and CUMULATE: several; SESSION: ``[ts, ts +
-gap)``, merged with the key's sessions it touches, the key being the session's partition),
-each window of a key keeps its own accumulators (``AggsHandle``), and an event-time timer at ``window_end - 1``
-emits the window's one ``+I`` row once the watermark reaches it, then drops its state (as
-Flink's ``isWindowFired``). A row whose windows have all fired is late and dropped; a row of
-a HOP or CUMULATE window that fired counts in its windows that have not. No slicing: a row is
-accumulated once per window (Flink shares slices between windows; the answers are the same).
+Input rows: ``__k0..`` (the keys), ``__side`` (0), ``__in0`` (the row: the keys' fields
+NULL, then each call's argument, as ``aggregate_spec``'s) and ``__t`` (the rowtime, epoch
+ms). Each row is assigned its windows (TUMBLE: one; HOP and CUMULATE: several; SESSION:
+``[ts, ts + gap)``, merged with the key's sessions it touches, the key being the session's
+partition), each window of a key keeps its own accumulators (``AggsHandle``), and an
+event-time timer at ``window_end - 1`` emits the window's one ``+I`` row once the watermark
+reaches it, then drops its state (as Flink's ``isWindowFired``). A row whose windows have
+all fired is late and dropped; a row of a HOP or CUMULATE window that fired counts in its
+windows that have not. No slicing: a row is accumulated once per window (Flink shares slices
+between windows; the answers are the same).
 
 Output columns (``columns``): per output field, ``key<i>`` (the i-th key), ``agg<i>`` (the
 i-th call's result), or ``window_start`` / ``window_end`` / ``window_time`` (end - 1 ms).

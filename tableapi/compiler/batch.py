@@ -101,8 +101,10 @@ class BatchCompiler(Compiler):
     def visit_WindowTableFunction(self, node: WindowTableFunction) -> DataFrame:
         """Each row once per window that holds its time (Flink's assigners, as
         ``Window.assign``: TUMBLE one, HOP and CUMULATE several), with the window's columns;
-        a row without a time is in no window."""
+        a row without a time is in no window. SESSION: see :meth:`_sessions`."""
         w = node.window
+        if w.kind is WindowKind.SESSION:
+            return self._sessions(node)
         ms = F.unix_millis(ref(w.time_col))
 
         def start(size: int) -> SparkColumn:  # TimeWindow.getWindowStartWithOffset
@@ -134,6 +136,33 @@ class BatchCompiler(Compiler):
             stamp(F.col("__w.s")).alias("window_start"),
             stamp(F.col("__w.e")).alias("window_end"),
             stamp(F.col("__w.e") - 1).alias("window_time"),
+        )
+
+    def _sessions(self, node: WindowTableFunction) -> DataFrame:
+        """SESSION windows: per partition, rows in time order; a row more than ``gap`` after
+        the previous one starts a session (the merged windows ``[ts, ts + gap)`` of the rows
+        before it end at the previous time plus the gap, and touching bounds merge, as
+        Flink's ``TimeWindow.intersects``); a session spans its first time to its last plus
+        the gap."""
+        w = node.window
+        row = node.input.row_type
+        ms = "__ms"
+        df = self.compile(node.input).filter(ref(w.time_col).isNotNull())
+        df = df.withColumn(ms, F.unix_millis(ref(w.time_col)))
+        partition = [ref(k) for k in w.partition]
+        ordered = Window.partitionBy(*partition).orderBy(F.col(ms))
+        previous = F.lag(F.col(ms)).over(ordered)
+        starts = F.when(previous.isNull() | (F.col(ms) - previous > w.size_ms), 1).otherwise(0)
+        running = ordered.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        df = df.withColumn("__new", starts).withColumn("__sid", F.sum("__new").over(running))
+        session = Window.partitionBy(*partition, F.col("__sid"))
+        stamp = F.timestamp_millis
+        end = F.max(F.col(ms)).over(session) + w.size_ms
+        return df.select(
+            *(ref(n) for n in row.names),
+            stamp(F.min(F.col(ms)).over(session)).alias("window_start"),
+            stamp(end).alias("window_end"),
+            stamp(end - 1).alias("window_time"),
         )
 
     def visit_WindowAggregate(self, node: WindowAggregate) -> DataFrame:

@@ -39,6 +39,7 @@ from tableapi.plan.changelog import is_changelog
 from tableapi.plan.windows import (
     WINDOW_COLUMNS,
     WindowAggregate,
+    WindowKind,
     WindowTableFunction,
     sliceable,
     unsliceable_message,
@@ -121,6 +122,14 @@ class StreamExecWindowAggregate(StreamExecOperator):
 def _standalone_tvf(node: WindowTableFunction) -> None:
     if not sliceable(node.window):
         raise ValidationError(unsliceable_message(node.window))
+    if node.window.kind is WindowKind.SESSION:
+        raise ValidationError(
+            "A SESSION window TVF in streaming mode runs only as a window aggregation grouped "
+            f"by window_start, window_end and its PARTITION BY keys "
+            f"[{', '.join(node.window.partition)}], whose calls read the input's columns; its "
+            "rows on their own, another grouping, or another operator over it are not "
+            "supported yet in streaming mode (batch mode runs them)."
+        )
     raise ValidationError(
         f"A window TVF ({node.window.kind.value}) in streaming mode runs only as a window "
         "aggregation (GROUP BY window_start, window_end, ...) whose calls read the input's "

@@ -1,10 +1,12 @@
-"""Window table functions (Flink's TUMBLE, HOP and CUMULATE TVFs) and the window aggregate
-they become under ``GROUP BY window_start, window_end, ...``.
+"""Window table functions (Flink's TUMBLE, HOP, CUMULATE and SESSION TVFs) and the window
+aggregate they become under ``GROUP BY window_start, window_end, ...``.
 
 A window TVF keeps its input's columns (the time column stops being a time attribute) and
 adds ``window_start`` and ``window_end`` (``TIMESTAMP(3) NOT NULL``) and ``window_time``
 (``window_end`` - 1 ms, the new rowtime). A row belongs to one window (TUMBLE) or several
-(HOP, CUMULATE); :meth:`Window.assign` gives them as Flink's assigners do.
+(HOP, CUMULATE); :meth:`Window.assign` gives them as Flink's assigners do. A SESSION
+window holds a run of rows of its partition (``PARTITION BY`` keys) each within ``gap`` of
+the previous: from the first row's time to the last's plus the gap.
 
 Example::
 
@@ -39,17 +41,19 @@ WINDOW_COLUMNS = (WINDOW_START, WINDOW_END, WINDOW_TIME)
 
 
 class WindowKind(str, Enum):
-    """The window TVFs the product runs (SESSION is refused by the SQL planner)."""
+    """The window TVFs the product runs."""
 
     TUMBLE = "TUMBLE"
     HOP = "HOP"
     CUMULATE = "CUMULATE"
+    SESSION = "SESSION"
 
 
 @attrs.frozen
 class Window:
-    """A window TVF's parameters, in milliseconds: ``size`` (CUMULATE's max size), ``step``
-    (HOP's slide, CUMULATE's step; TUMBLE: none) and ``offset``, over ``time_col``.
+    """A window TVF's parameters, in milliseconds: ``size`` (CUMULATE's max size, SESSION's
+    gap), ``step`` (HOP's slide, CUMULATE's step; TUMBLE, SESSION: none) and ``offset``,
+    over ``time_col``; ``partition``: SESSION's PARTITION BY keys.
 
     >>> Window(WindowKind.HOP, "ts", 10_000, 5_000).assign(12_000)
     [(10000, 20000), (5000, 15000)]
@@ -57,6 +61,8 @@ class Window:
     [(10000, 14000), (10000, 16000), (10000, 18000), (10000, 20000)]
     >>> Window(WindowKind.TUMBLE, "ts", 10_000, offset_ms=1_000).assign(500)
     [(-9000, 1000)]
+    >>> str(Window(WindowKind.SESSION, "ts", 5_000, partition=("k",)))
+    'SESSION(time_col=[ts], gap=[5 s], partition keys=[k])'
     """
 
     kind: WindowKind
@@ -64,12 +70,21 @@ class Window:
     size_ms: int
     step_ms: int | None = None
     offset_ms: int = 0
+    partition: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         what = {WindowKind.HOP: "slide", WindowKind.CUMULATE: "step"}.get(self.kind)
+        session = self.kind is WindowKind.SESSION
         if self.size_ms <= 0:
+            size = "gap" if session else "size"
             raise ValidationError(
-                f"{self.kind.value} window size must be positive, got {self.size_ms} ms."
+                f"{self.kind.value} window {size} must be positive, got {self.size_ms} ms."
+            )
+        if (self.offset_ms or self.partition) and session != bool(self.partition):
+            if self.offset_ms:
+                raise ValidationError("internal: a SESSION window has no offset")
+            raise ValidationError(
+                f"internal: only SESSION windows have PARTITION BY keys, not {self.kind.value}"
             )
         if (what is None) != (self.step_ms is None):
             raise ValidationError(f"internal: a {self.kind.value} window's step is {what}")
@@ -90,7 +105,10 @@ class Window:
 
     def assign(self, ts: int) -> list[tuple[int, int]]:
         """The windows (start, end) that hold an event at ``ts``, in Flink's assigners' order
-        (HOP: the latest start first; CUMULATE: the smallest end first)."""
+        (HOP: the latest start first; CUMULATE: the smallest end first; SESSION: the row's
+        own window, before it merges with its partition's sessions)."""
+        if self.kind is WindowKind.SESSION:
+            return [(ts, ts + self.size_ms)]
         if self.kind is WindowKind.TUMBLE:
             start = self.start(ts, self.size_ms)
             return [(start, start + self.size_ms)]
@@ -107,6 +125,10 @@ class Window:
 
     def __str__(self) -> str:
         """Flink's window summary: ``HOP(time_col=[ts], size=[10 s], slide=[5 s])``."""
+        if self.kind is WindowKind.SESSION:
+            keys = f", partition keys=[{', '.join(self.partition)}]" if self.partition else ""
+            gap = format_duration(self.size_ms)
+            return f"SESSION(time_col=[{self.time_col}], gap=[{gap}]{keys})"
         size = "max_size" if self.kind is WindowKind.CUMULATE else "size"
         parts = [f"time_col=[{self.time_col}]", f"{size}=[{format_duration(self.size_ms)}]"]
         if self.step_ms is not None:
@@ -120,8 +142,8 @@ class Window:
 
 @attrs.frozen(eq=False)
 class WindowTableFunction(UnaryNode):
-    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`` and HOP, CUMULATE: the input's
-    rows, each once per window that holds its time, with the window's columns."""
+    """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`` and HOP, CUMULATE, SESSION: the
+    input's rows, each once per window that holds its time, with the window's columns."""
 
     window: Window
 
@@ -167,6 +189,12 @@ the input has [k].
             f"A window over the TIMESTAMP_LTZ column {name} is not supported yet (its windows "
             "follow table.local-time-zone); use a TIMESTAMP(3) rowtime."
         )
+    unknown = [k for k in window.partition if k not in row]
+    if unknown:
+        raise ValidationError(
+            f"The SESSION window's PARTITION BY names no column {unknown}; the input has "
+            f"[{', '.join(row.names)}]."
+        )
     clash = [c for c in WINDOW_COLUMNS if c in row]
     if clash:
         raise ValidationError(
@@ -205,6 +233,31 @@ def unsliceable_message(window: Window) -> str:
     )
 
 
+def partitioned_by_keys(window: Window, keys: tuple[str, ...]) -> bool:
+    """Does a window aggregation grouped by ``keys`` (besides the window's columns) run over
+    ``window``? A SESSION window's only when they are its PARTITION BY keys (Flink plans any
+    other grouping of sessions as an updating aggregation of the TVF's rows).
+
+    >>> partitioned_by_keys(Window(WindowKind.SESSION, "ts", 1, partition=("k",)), ())
+    False
+    """
+    return window.kind is not WindowKind.SESSION or set(keys) == set(window.partition)
+
+
+def session_keys_message(window: Window, keys: tuple[str, ...]) -> str:
+    """The error for a SESSION window aggregation not grouped by the partition keys.
+
+    >>> session_keys_message(Window(WindowKind.SESSION, "ts", 1), ("k",))[:52]
+    'A SESSION window aggregation groups by its PARTITION'
+    """
+    return (
+        "A SESSION window aggregation groups by its PARTITION BY keys: the TVF partitions by "
+        f"[{', '.join(window.partition)}] but the GROUP BY has [{', '.join(keys)}] besides "
+        "window_start and window_end; other groupings of sessions are not supported yet. "
+        "Write SESSION(TABLE t PARTITION BY (k, ..), ...) with the GROUP BY's keys."
+    )
+
+
 @attrs.frozen(eq=False)
 class WindowAggregate(UnaryNode):
     """An aggregation grouped by a window TVF's ``window_start`` and ``window_end`` (Flink's
@@ -237,6 +290,8 @@ class WindowAggregate(UnaryNode):
             )
         if not sliceable(self.window):
             raise ValidationError(unsliceable_message(self.window))
+        if not partitioned_by_keys(self.window, self.keys):
+            raise ValidationError(session_keys_message(self.window, self.keys))
         for name, agg in self.aggs:
             used = sorted(agg.column_names() & set(WINDOW_COLUMNS))
             if used:
@@ -267,6 +322,8 @@ __all__ = [
     "WindowAggregate",
     "WindowKind",
     "WindowTableFunction",
+    "partitioned_by_keys",
+    "session_keys_message",
     "sliceable",
     "unsliceable_message",
     "window_row_type",

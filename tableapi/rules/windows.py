@@ -26,6 +26,7 @@ from tableapi.plan.windows import (
     WINDOW_START,
     WindowAggregate,
     WindowTableFunction,
+    partitioned_by_keys,
     sliceable,
 )
 
@@ -39,8 +40,11 @@ def window_aggregates(plan: PlanNode) -> PlanNode:
         if not {WINDOW_START, WINDOW_END} <= set(node.group_keys):
             return None  # a plain aggregation of the TVF's rows (batch mode runs it)
         tvf = node.input
-        if not sliceable(tvf.window) or any(
-            a.column_names() & set(WINDOW_COLUMNS) for _, a in node.aggs
+        keys = tuple(k for k in node.group_keys if k not in WINDOW_COLUMNS)
+        if (
+            not sliceable(tvf.window)
+            or not partitioned_by_keys(tvf.window, keys)
+            or any(a.column_names() & set(WINDOW_COLUMNS) for _, a in node.aggs)
         ):
             return None  # batch mode runs it as it is; streaming refuses the TVF, saying why
         return WindowAggregate(tvf.input, tvf.window, node.group_keys, node.aggs, node.hints)

@@ -1046,7 +1046,7 @@ class Parser:
     def table_function(self, start: int) -> FromItem:
         """``TABLE(name(arg, ..))`` after its ``TABLE``: a window TVF (the planner names the
         functions it runs); an argument is ``TABLE t``, ``DESCRIPTOR(c)`` or an expression,
-        positional or named (``SIZE => ...``)."""
+        positional or named (``SIZE => ...``); ``TABLE t PARTITION BY k`` (SESSION's)."""
         self.expect_op("(")
         name = self.identifier().upper()
         self.expect_op("(")
@@ -1067,7 +1067,14 @@ class Parser:
                 self.advance()
                 self.advance()
         if self.accept_kw("TABLE"):
-            return TvfArg(name, self.compound_name(), None, None, self.span_from(start))
+            table = self.compound_name()
+            partition: tuple[str, ...] = ()
+            if self.at_kw("PARTITION") and self.peek().upper == "BY":
+                self.advance()
+                self.advance()
+                # SESSION's PARTITION BY k or PARTITION BY (a, b), as Calcite's grammar
+                partition = self.name_list() if self.at_op("(") else (self.identifier(),)
+            return TvfArg(name, table, None, None, self.span_from(start), partition)
         if self.accept_kw("DESCRIPTOR"):
             return TvfArg(name, None, self.name_list(), None, self.span_from(start))
         return TvfArg(name, None, None, self.expr(), self.span_from(start))

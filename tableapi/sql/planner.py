@@ -65,11 +65,16 @@ if TYPE_CHECKING:
 _JOIN_HINTS = ("BROADCAST", "SHUFFLE_HASH", "SHUFFLE_MERGE", "MERGE", "SHUFFLE_REPLICATE_NL")
 _HINTS = (*_JOIN_HINTS, "STATE_TTL", "LOOKUP", "OPTIONS")
 _WINDOW_FUNCTIONS = ("TUMBLE", "HOP", "SESSION", "CUMULATE")
+#: The legacy group window functions (``GROUP BY TUMBLE(ts, size)``), their parameters after
+#: the time column, and their auxiliary functions' columns (``TUMBLE_START`` ...).
+_GROUP_WINDOWS = {"TUMBLE": ("size",), "HOP": ("slide", "size"), "SESSION": ("gap",)}
+_AUXILIARY = {"START": "window_start", "END": "window_end", "ROWTIME": "window_time"}
 #: The window TVFs the product runs, with their parameters in positional order.
 _WINDOW_TVFS = {
     "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
     "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
     "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+    "SESSION": ("DATA", "TIMECOL", "GAP"),
 }
 _INTERVAL_FIELDS = {
     "DAY": "days",
@@ -141,6 +146,8 @@ class SqlPlanner:
         self.env = env  # None: a lone expression (a computed column's), no catalog
         self.text = text
         self._ctes: list[dict[str, Table]] = []
+        # the GROUP BY's legacy group window being planned: (function, its arguments' keys)
+        self._group_window: tuple[str, tuple[Any, ...]] | None = None
 
     @property
     def catalog(self) -> TableEnvironment:
@@ -453,7 +460,85 @@ class SqlPlanner:
                     "SELECT * is not allowed with GROUP BY or aggregates: "
                     "list the group keys and the aggregates.",
                 )
-        keys = [self.expr(g, scope, aggregates=False, clause="GROUP BY") for g in sel.group_by]
+        windows = [g for g in sel.group_by if _group_window_call(g)]
+        if len(windows) > 1:
+            raise self.error(windows[1].span, "Only a single window group function may be used "
+                             "in GROUP BY.")  # fmt: skip
+        others = [g for g in sel.group_by if not _group_window_call(g)]
+        keys = [self.expr(g, scope, aggregates=False, clause="GROUP BY") for g in others]
+        outer_window = self._group_window
+        if windows:
+            table, window_keys = self.group_window(table, scope, windows[0], keys, sel)
+            keys = [*window_keys, *keys]
+        try:
+            return self._aggregate(table, scope, sel, items, order, keys)
+        finally:
+            self._group_window = outer_window
+
+    def group_window(
+        self, table: Table, scope: Scope, call: S.Expr, keys: list[Expression], sel: S.Select
+    ) -> tuple[Table, list[Expression]]:
+        """A legacy group window in GROUP BY (Flink's deprecated ``TUMBLE(ts, size)``,
+        ``HOP(ts, slide, size)``, ``SESSION(ts, gap)``, planned by Flink as a
+        GroupWindowAggregate): the same window TVF under the same window aggregation (a
+        SESSION partitioned by the other keys), whose final rows are the same. Its
+        auxiliary functions (``TUMBLE_START(ts, size)`` ...) become the window's columns."""
+        assert isinstance(call, S.Func)
+        function = call.name.upper()
+        params = _GROUP_WINDOWS[function]
+        if len(call.args) != 1 + len(params):
+            raise self.error(
+                call.span,
+                f"The group window {function}(time_attr, {', '.join(params)}) takes "
+                f"{1 + len(params)} arguments, got {len(call.args)}.",
+            )
+        time = self.expr(call.args[0], scope, clause="GROUP BY")
+        if not isinstance(time, Column):
+            raise self.error(
+                call.args[0].span,
+                f"The group window {function}'s first argument is a time attribute column, "
+                f"not {time}.",
+            )
+        ms = []
+        for arg in call.args[1:]:
+            value = self.expr(arg, Scope(), clause=function)
+            if not isinstance(value, Literal) or not isinstance(value.value, dt.timedelta):
+                raise self.error(
+                    arg.span,
+                    f"The group window {function}'s {', '.join(params)} are INTERVAL "
+                    "literals, e.g. INTERVAL '10' SECOND.",
+                )
+            ms.append(value.value // dt.timedelta(milliseconds=1))
+        partition: tuple[str, ...] = ()
+        if function == "SESSION":
+            plain = [k for k in keys if isinstance(strip_alias(k), Column)]
+            if len(plain) != len(keys):
+                raise self.error(
+                    call.span,
+                    "A SESSION group window with GROUP BY expressions is not supported yet; "
+                    "group by columns (compute the expressions in a subquery first).",
+                )
+            partition = tuple(strip_alias(k).name for k in plain)  # type: ignore[attr-defined]
+        size, step = (ms[1], ms[0]) if function == "HOP" else (ms[0], None)
+        with self.at(call.span):
+            window = Window(WindowKind(function), time.name, size, step, 0, partition)
+            table = table._new(WindowTableFunction(table._plan, window))
+        self._group_window = (function, (time.key(), *ms))
+        rowtime = any(
+            isinstance(x, S.Func) and x.name.upper() == f"{function}_ROWTIME" for x in _walk(sel)
+        )
+        bounds = ["window_start", "window_end", *(["window_time"] if rowtime else [])]
+        return table, [col(b) for b in bounds]
+
+    def _aggregate(
+        self,
+        table: Table,
+        scope: Scope,
+        sel: S.Select,
+        items: list[tuple[Any, str | None, S.Span]],
+        order: tuple[S.OrderItem, ...],
+        keys: list[Expression],
+    ) -> tuple[Table, list[str], list[str]]:
         exprs = [self.expr(e, scope, aggregates=True) for e, _, _ in items]
         names = _unique_names([self.output_name(e, a, i) for i, (e, a, _) in enumerate(items)])
         fields = _aliased(exprs, names)
@@ -558,20 +643,16 @@ class SqlPlanner:
         return self.join(item, outer, conjuncts, consumed)
 
     def window_tvf(self, ref: S.WindowRef) -> Source:
-        """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))``, HOP (slide, size)
-        and CUMULATE (step, size), positional or named (``SIZE => ...``): the table's rows
-        with their windows' columns. SESSION is refused."""
+        """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))``, HOP (slide, size),
+        CUMULATE (step, size) and SESSION (``TABLE t [PARTITION BY k | (k, ..)]``, gap),
+        positional or named (``SIZE => ...``): the table's rows with their windows'
+        columns."""
         params = _WINDOW_TVFS.get(ref.function)
         if params is None:
-            if ref.function == "SESSION":
-                raise self.error(
-                    ref.span,
-                    "The SESSION window TVF is not supported yet; TUMBLE, HOP and CUMULATE are.",
-                )
             raise self.error(
                 ref.span,
                 f"No table-valued function {ref.function}; the window TVFs are "
-                f"{', '.join(_WINDOW_TVFS)} (SESSION is not supported yet).",
+                f"{', '.join(_WINDOW_TVFS)}.",
             )
         args = self.tvf_args(ref, params)
         data, timecol = args["DATA"], args["TIMECOL"]
@@ -583,15 +664,30 @@ class SqlPlanner:
             raise self.error(timecol.span, "A window's DESCRIPTOR names one time column.")
         name = data.table
         source = self.table_ref(S.TableRef(name, None, (), None, (), data.span))
+        if data.partition and ref.function != "SESSION":
+            raise self.error(
+                data.span, f"PARTITION BY partitions SESSION windows; {ref.function} takes none."
+            )
+        (rel,) = source.relations
+        partition = []
+        for k in data.partition:
+            if k not in rel.columns:
+                raise self.error(
+                    data.span,
+                    f"SESSION's PARTITION BY names no column {k}; the table has "
+                    f"[{', '.join(rel.columns)}].",
+                )
+            partition.append(rel.internal[rel.columns.index(k)])
         ms = {p: self.interval_ms(args[p], ref.function) for p in params[2:] if p in args}
         step = ms.get("SLIDE", ms.get("STEP"))
         with self.at(ref.span):
             window = Window(
                 WindowKind(ref.function),
                 timecol.descriptor[0],
-                ms["SIZE"],
+                ms.get("SIZE", ms.get("GAP", 0)),
                 step,
                 ms.get("OFFSET", 0),
+                tuple(partition),
             )
             node = WindowTableFunction(source.table._plan, window)
         table = source.table._new(node)
@@ -631,7 +727,7 @@ class SqlPlanner:
         return args
 
     def interval_ms(self, arg: S.TvfArg, function: str) -> int:
-        """A window's size, slide, step or offset: an INTERVAL literal, in milliseconds."""
+        """A window's size, slide, step, gap or offset: an INTERVAL literal, in ms."""
         e = None if arg.value is None else self.expr(arg.value, Scope(), clause=function)
         if not isinstance(e, Literal) or not isinstance(e.value, dt.timedelta):
             raise self.error(
@@ -1166,13 +1262,7 @@ class _ExprBuilder:
         if e.over:
             raise p.refuse(e.span, "OVER aggregation (... OVER (PARTITION BY ...))")
         if name in _WINDOW_FUNCTIONS or name.split("_")[0] in _WINDOW_FUNCTIONS:
-            raise p.error(
-                e.span,
-                f"The group window function {name} (GROUP BY TUMBLE(...), Flink's legacy "
-                "group windows) is not supported yet; use a window TVF: FROM TABLE(TUMBLE("
-                "TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, "
-                "window_end.",
-            )
+            return self.auxiliary(e, name)
         env = self.p.env
         registered = env.list_user_defined_functions() if env is not None else []
         if functions.unsupported_builtin(name) and name.lower() not in registered:
@@ -1207,6 +1297,44 @@ class _ExprBuilder:
         with p.at(e.span):
             out = call(e.name, *args)
             return env.resolve(out) if env is not None else out
+
+    def auxiliary(self, e: S.Func, name: str) -> Expression:
+        """``TUMBLE_START(ts, size)`` and the other auxiliary functions of the GROUP BY's
+        legacy group window: its column (``window_start``, ``window_end``, ``window_time``),
+        when its function and arguments are the GROUP BY's window's (Flink's rule)."""
+        p = self.p
+        function, _, part = name.partition("_")
+        if function not in _GROUP_WINDOWS or not part:
+            raise p.error(
+                e.span,
+                f"The group window function {name} belongs in GROUP BY (GROUP BY k, "
+                f"TUMBLE(ts, INTERVAL '10' SECOND)); {function}_START, {function}_END and "
+                f"{function}_ROWTIME in the SELECT list give its bounds."
+                if not part
+                else f"No function {name}; the group windows' are TUMBLE_, HOP_ and SESSION_"
+                "START, END and ROWTIME.",
+            )
+        if part == "PROCTIME":
+            raise p.refuse(e.span, f"{name} (processing-time group windows)")
+        if part not in _AUXILIARY:
+            raise p.error(
+                e.span,
+                f"No function {name}; {function}'s auxiliary functions are "
+                f"{', '.join(f'{function}_{x}' for x in _AUXILIARY)}.",
+            )
+        window = p._group_window
+        args = [self._build(a) for a in e.args]
+        keys = tuple(
+            a.key() if not isinstance(a, Literal) or not isinstance(a.value, dt.timedelta)
+            else (a.value // dt.timedelta(milliseconds=1)) for a in args
+        )  # fmt: skip
+        if window is None or window[0] != function or window[1] != keys:
+            raise p.error(
+                e.span,
+                f"Call to auxiliary group function '{name}' must have matching call to group "
+                f"function '${function}' in GROUP BY clause.",
+            )
+        return col(_AUXILIARY[part])
 
     def _aggregate_allowed(self, e: S.Func) -> None:
         if not self.aggregates:
@@ -1273,6 +1401,11 @@ def _walk(e: Any) -> Iterator[Any]:
                         yield from _walk(x)
             elif attrs.has(type(v)) and not isinstance(v, S.Span | S.Query):
                 yield from _walk(v)
+
+
+def _group_window_call(e: S.Expr) -> bool:
+    """Is ``e`` a legacy group window (``TUMBLE(ts, INTERVAL ..)``) in a GROUP BY?"""
+    return isinstance(e, S.Func) and e.name.upper() in _GROUP_WINDOWS and not e.over
 
 
 def _has_aggregate(e: S.Expr) -> bool:

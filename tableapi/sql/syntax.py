@@ -291,14 +291,15 @@ class JoinRef:
 @attrs.frozen
 class TvfArg:
     """One argument of a table-valued function call, positional or named (``SIZE =>
-    INTERVAL '1' HOUR``): ``TABLE t`` (``table``), ``DESCRIPTOR(c, ..)`` (``descriptor``) or
-    an expression (``value``)."""
+    INTERVAL '1' HOUR``): ``TABLE t [PARTITION BY k, ..]`` (``table``, ``partition``),
+    ``DESCRIPTOR(c, ..)`` (``descriptor``) or an expression (``value``)."""
 
     name: str | None
     table: tuple[str, ...] | None
     descriptor: tuple[str, ...] | None
     value: Expr | None
     span: Span
+    partition: tuple[str, ...] = ()
 
 
 @attrs.frozen

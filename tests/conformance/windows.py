@@ -1,7 +1,8 @@
 """Window aggregation on Apache Flink 2.3, kept as a generated file: a few fixed cases (TUMBLE
-with an offset, HOP, CUMULATE, late rows) whose answers Flink gave are in
-``windows_flink.json``; the product (``test_windows.py``) and the Python model of the JVM
-operator (``tests/models/window_aggregate.py``) must give them.
+with an offset, HOP, CUMULATE, SESSION, late rows; and the legacy group windows, ``GROUP BY
+TUMBLE(ts, ..)``) whose answers Flink gave are in ``windows_flink.json``; the product
+(``test_windows.py``) and the Python model of the JVM operator
+(``tests/models/window_aggregate.py``, the TVF cases) must give them.
 
 Regenerate (PyFlink in ``.flink-venv``, about 30 s)::
 
@@ -58,6 +59,52 @@ CASES: list[tuple[str, str, list[tuple[str, int, str]], int]] = [
          ("a", 8, "00:00:03"), ("b", 16, "00:00:15")],
         0,
     ),
+    (
+        "session",  # 00:00:12 after 00:00:20: its own session has ended (dropped)
+        "SESSION(TABLE E PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:04"), ("b", 5, "00:00:05"),
+         ("a", 4, "00:00:09"), ("a", 3, "00:00:20"), ("a", 9, "00:00:12"),
+         ("b", 7, "00:00:25"), ("a", 6, "00:00:30")],
+        1,
+    ),
+    (
+        "session-late-merge",  # 00:00:07 is behind the watermark but joins an open session
+        "SESSION(DATA => TABLE E PARTITION BY (k), TIMECOL => DESCRIPTOR(ts), "
+        "GAP => INTERVAL '5' SECOND)",
+        [("a", 1, "00:00:10"), ("a", 2, "00:00:14"), ("b", 4, "00:00:16"),
+         ("a", 8, "00:00:07"), ("b", 16, "00:00:40")],
+        0,
+    ),
+]  # fmt: skip
+#: The legacy group windows (Flink's GroupWindowAggregate): (name, the window in GROUP BY,
+#: its auxiliary functions' prefix, rows, watermark delay s). Their queries select the
+#: window's start and end first, as the TVF cases' do.
+LEGACY: list[tuple[str, str, str, list[tuple[str, int, str]], int]] = [
+    (
+        "legacy-tumble",
+        "TUMBLE(ts, INTERVAL '10' SECOND)",
+        "TUMBLE",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:04"), ("b", 5, "00:00:12"),
+         ("a", 4, "00:00:13"), ("b", 7, "00:00:25")],
+        1,
+    ),
+    (
+        "legacy-hop",
+        "HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        "HOP",
+        [("a", 1, "00:00:01"), ("b", 3, "00:00:06"), ("a", 2, "00:00:09"),
+         ("a", 4, "00:00:16")],
+        1,
+    ),
+    (
+        "legacy-session",
+        "SESSION(ts, INTERVAL '5' SECOND)",
+        "SESSION",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:04"), ("b", 5, "00:00:05"),
+         ("a", 4, "00:00:09"), ("a", 3, "00:00:20"), ("a", 9, "00:00:12"),
+         ("b", 7, "00:00:25")],
+        1,
+    ),
 ]  # fmt: skip
 DAY = "2024-01-01 "
 
@@ -68,6 +115,22 @@ def query(tvf: str) -> str:
         "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m "
         f"FROM TABLE({tvf}) GROUP BY window_start, window_end, k"
     )
+
+
+def legacy_query(window: str, prefix: str) -> str:
+    """A legacy group window case's query: the window's bounds, then what ``query`` selects."""
+    args = window[window.index("(") :]
+    return (
+        f"SELECT {prefix}_START{args} AS ws, {prefix}_END{args} AS we, k, COUNT(*) AS n, "
+        f"SUM(v) AS s, MAX(v) AS m FROM E GROUP BY {window}, k"
+    )
+
+
+def all_cases() -> list[tuple[str, str, list[tuple[str, int, str]], int]]:
+    """Every case as (name, query, rows, watermark delay s)."""
+    out = [(name, query(tvf), rows, delay) for name, tvf, rows, delay in CASES]
+    out += [(n, legacy_query(w, p), rows, d) for n, w, p, rows, d in LEGACY]
+    return out
 
 
 def ddl(path: str, delay: int, options: str) -> str:
@@ -89,13 +152,13 @@ def flink_answers() -> dict[str, Any]:
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
     out: dict[str, Any] = {}
-    for name, tvf, rows, delay in CASES:
+    for name, sql, rows, delay in all_cases():
         env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         env.get_config().set("parallelism.default", "1")
         with tempfile.TemporaryDirectory() as tmp:
             write_rows(Path(tmp) / "e.json", rows)
             env.execute_sql(ddl(tmp, delay, "'connector' = 'filesystem', "))
-            result = env.execute_sql(query(tvf))
+            result = env.execute_sql(sql)
             got = []
             with result.collect() as it:
                 for r in it:

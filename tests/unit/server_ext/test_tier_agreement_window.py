@@ -1,12 +1,13 @@
 """The JVM window aggregate (``WindowAggregate.java``, run by ``Harness.java``: the calls and
-event-time timeouts of flatMapGroupsWithState, no Spark) emits what the plain Python model of
-Flink's slicing window aggregation (``tests/models/window_aggregate.py``; its session model for
-SESSION) emits, key by key, batch by batch: TUMBLE (with offsets), HOP, CUMULATE and SESSION
-windows (sessions merging, late rows merging into a session that has not fired), every aggregate function and
-DISTINCT form, NULL keys and values, rows without a time, late rows (behind the batch's
-watermark: dropped, or counted in the windows of theirs that have not fired), and the end of
-input (a watermark far ahead fires every window). ``TIER_AGREEMENT_CASES`` sets the number
-of random cases per window kind (default 150); all run in one JVM.
+event-time timeouts of flatMapGroupsWithState, no Spark) emits what the plain Python model
+of Flink's slicing window aggregation (``tests/models/window_aggregate.py``; its session
+model for SESSION) emits, key by key, batch by batch: TUMBLE (with offsets), HOP, CUMULATE
+and SESSION windows (sessions merging, late rows merging into a session that has not fired),
+every aggregate function and DISTINCT form, NULL keys and values, rows without a time, late
+rows (behind the batch's watermark: dropped, or counted in the windows of theirs that have
+not fired), and the end of input (a watermark far ahead fires every window).
+``TIER_AGREEMENT_CASES`` sets the number of random cases per window kind (default 150); all
+run in one JVM.
 """
 
 from __future__ import annotations
