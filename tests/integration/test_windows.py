@@ -68,6 +68,41 @@ def test_streaming_windows_emit_once_the_watermark_passes_their_end(
         result.cancel()
 
 
+def test_streaming_sessions_merge_and_emit_once_the_watermark_passes_their_end(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """A session grows while rows come within the gap (across micro-batches, a row behind
+    the watermark included when it joins an open session), and is emitted once, +I, when
+    the watermark passes its end; a row whose own session would have ended is dropped."""
+    table = events(senv, shared_dir)
+    result = senv.sql_query(
+        "SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS m FROM "
+        "TABLE(SESSION(TABLE Events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)) "
+        "GROUP BY window_start, window_end, k"
+    ).execute()
+    try:
+        table.append([("+I", ("a", 1, T0 + 10 * S)), ("+I", ("b", 2, T0 + 11 * S))])
+        result.process_all_available()
+        assert result.collect() == []
+        # the watermark is 10 s: 7 s joins a's open session [10, 15); b's grows to 18 s
+        table.append([("+I", ("a", 4, T0 + 7 * S)), ("+I", ("b", 8, T0 + 13 * S))])
+        result.process_all_available()
+        assert result.collect() == []
+        table.append([("+I", ("c", 16, T0 + 30 * S))])  # the watermark moves to 29 s
+        result.process_all_available()
+        first = [(T0 + 7 * S, T0 + 15 * S, "a", 2, 5, 4), (T0 + 11 * S, T0 + 18 * S, "b", 2, 10, 8)]
+        assert as_bag([tuple(r) for r in result.collect()]) == as_bag(first)
+        # late: a's own session [2, 7) has ended and touches none open: dropped
+        table.append([("+I", ("a", 32, T0 + 2 * S)), ("+I", ("c", 64, T0 + 50 * S))])
+        result.process_all_available()
+        rows = result.collect()
+        assert {r.kind for r in rows} == {RowKind.INSERT}
+        second = [(T0 + 30 * S, T0 + 35 * S, "c", 1, 16, 16)]
+        assert as_bag([tuple(r) for r in rows]) == as_bag(first + second)
+    finally:
+        result.cancel()
+
+
 def test_batch_and_bounded_streaming_give_the_same_windows(
     env: TableEnvironment, senv: TableEnvironment, shared_dir: Path
 ) -> None:
@@ -90,6 +125,13 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
         "FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
         "GROUP BY window_start, window_end, window_time"
     )
+    session = window_query(
+        "SESSION(TABLE Events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)"
+    )
+    legacy = (
+        "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), "
+        "k, COUNT(*), SUM(v), MAX(v) FROM Events GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), k"
+    )
     ms = dt.timedelta(milliseconds=1)
     want = {  # worked out by hand from Flink's window definitions
         overall: [(T0, T0 + 10 * S, T0 + 10 * S - ms, 2, 3, 2),
@@ -101,6 +143,9 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
                    w(10, 15, "a", 1, 4, 4), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],
         offset: [w(-8, 2, "a", 1, 1, 1), w(2, 12, "a", 1, 2, 2), w(12, 22, "b", 1, 5, 5),
                  w(12, 22, "a", 1, 4, 4)],
+        # 1 s and 6 s are 5 s apart: one session (touching windows merge, as Flink's)
+        session: [w(1, 11, "a", 2, 3, 2), w(12, 17, "b", 1, 5, 5), w(14, 19, "a", 1, 4, 4)],
+        legacy: [w(0, 10, "a", 2, 3, 2), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],
     }  # fmt: skip
     table = None
     for mode_env in (env, senv):

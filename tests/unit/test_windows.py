@@ -116,12 +116,43 @@ def test_window_assignment_is_flinks() -> None:
     ("query", "message"),
     [
         (
-            "SELECT * FROM TABLE(SESSION(TABLE Events, DESCRIPTOR(ts), INTERVAL '5' SECOND))",
-            "The SESSION window TVF is not supported yet",
+            "SELECT * FROM TABLE(TUMBLE(TABLE Events PARTITION BY k, DESCRIPTOR(ts), "
+            "INTERVAL '5' SECOND))",
+            "PARTITION BY partitions SESSION windows; TUMBLE takes none",
         ),
         (
-            "SELECT COUNT(*) FROM Events GROUP BY TUMBLE(ts, INTERVAL '5' SECOND)",
-            "The group window function TUMBLE .* is not supported yet; use a window TVF",
+            "SELECT * FROM TABLE(SESSION(TABLE Events PARTITION BY nope, DESCRIPTOR(ts), "
+            "INTERVAL '5' SECOND))",
+            r"PARTITION BY names no column nope; the table has \[k, v, ts, pt\]",
+        ),
+        (
+            "SELECT k, COUNT(*), TUMBLE_START(ts, INTERVAL '6' SECOND) FROM Events "
+            "GROUP BY k, TUMBLE(ts, INTERVAL '5' SECOND)",
+            "Call to auxiliary group function 'TUMBLE_START' must have matching call to "
+            r"group function '\$TUMBLE' in GROUP BY clause",
+        ),
+        (
+            "SELECT k, COUNT(*), SESSION_END(ts, INTERVAL '5' SECOND) FROM Events "
+            "GROUP BY k, TUMBLE(ts, INTERVAL '5' SECOND)",
+            r"'SESSION_END' must have matching call to group function '\$SESSION'",
+        ),
+        (
+            "SELECT k, TUMBLE_END(ts, INTERVAL '5' SECOND) FROM Events",
+            r"'TUMBLE_END' must have matching call to group function '\$TUMBLE'",
+        ),
+        (
+            "SELECT COUNT(*) FROM Events GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), "
+            "HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+            "Only a single window group function may be used in GROUP BY",
+        ),
+        (
+            "SELECT COUNT(*) FROM Events GROUP BY TUMBLE(ts)",
+            r"The group window TUMBLE\(time_attr, size\) takes 2 arguments, got 1",
+        ),
+        (
+            "SELECT COUNT(*), TUMBLE_PROCTIME(pt, INTERVAL '5' SECOND) FROM Events "
+            "GROUP BY TUMBLE(pt, INTERVAL '5' SECOND)",
+            "not supported",
         ),
         (
             "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(nope), INTERVAL '5' SECOND))",
@@ -160,6 +191,68 @@ def test_what_is_not_built_is_refused_clearly(
 ) -> None:
     with pytest.raises(SqlValidationError, match=message):
         benv.sql_query(query).explain()
+
+
+SESSION = "TABLE(SESSION(TABLE Events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+
+
+def test_a_session_window_aggregate_explains_as_flinks(senv: TableEnvironment) -> None:
+    plan = senv.sql_query(AGG.format(SESSION)).explain()
+    assert (
+        "WindowAggregate(groupBy=[k], window=[SESSION(time_col=[ts], gap=[5 s], "
+        "partition keys=[k])], select=[k, COUNT() AS $agg0" in plan
+    )
+    named = (
+        "TABLE(SESSION(DATA => TABLE Events PARTITION BY (k), TIMECOL => DESCRIPTOR(ts), "
+        "GAP => INTERVAL '5' SECOND))"
+    )
+    assert senv.sql_query(AGG.format(named)).explain() == plan
+    table = senv.sql_query(AGG.format(SESSION))
+    root = plan_stream(optimize(table._plan).plan, StreamingOptions()).root
+    (node,) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    spec = node.operator_spec()
+    assert (spec.window, spec.size_ms, spec.step_ms, spec.version) == ("session", 5000, None, 2)
+
+
+def test_a_session_is_grouped_by_its_partition_keys(senv: TableEnvironment) -> None:
+    """Flink runs other groupings of sessions as an updating aggregation; refused here."""
+    unkeyed = "TABLE(SESSION(TABLE Events, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+    with pytest.raises(ValidationError, match=r"PARTITION BY keys \[k\], whose calls"):
+        senv.sql_query(
+            f"SELECT window_start, window_end, COUNT(*) FROM {SESSION} "
+            "GROUP BY window_start, window_end"
+        ).explain()
+    with pytest.raises(ValidationError, match=r"PARTITION BY keys \[\]"):
+        senv.sql_query(AGG.format(unkeyed)).explain()
+    plan = senv.sql_query(  # no key, no partition: one session over every row
+        f"SELECT window_start, window_end, COUNT(*) FROM {unkeyed} "
+        "GROUP BY window_start, window_end"
+    ).explain()
+    assert "window=[SESSION(time_col=[ts], gap=[5 s])]" in plan
+
+
+def test_legacy_group_windows_plan_the_window_aggregate(senv: TableEnvironment) -> None:
+    """GROUP BY TUMBLE(ts, ..) / HOP / SESSION run as the window TVF's aggregation; the
+    auxiliary functions are the window's columns, with Flink's types."""
+    legacy = senv.sql_query(
+        "SELECT E.k, COUNT(*) AS n, SESSION_START(E.ts, INTERVAL '5' SECOND) AS st, "
+        "SESSION_END(E.ts, INTERVAL '5' SECOND) AS en, SESSION_ROWTIME(E.ts, INTERVAL '5' "
+        "SECOND) AS rt FROM Events E GROUP BY E.k, SESSION(E.ts, INTERVAL '5' SECOND)"
+    )
+    types = [(f.name, str(f.type)) for f in legacy.row_type]
+    assert types == [("k", "STRING"), ("n", "BIGINT NOT NULL"),
+                     ("st", "TIMESTAMP(3) NOT NULL"), ("en", "TIMESTAMP(3) NOT NULL"),
+                     ("rt", "TIMESTAMP(3) *ROWTIME* NOT NULL")]  # fmt: skip
+    plan = legacy.explain()
+    assert "window=[SESSION(time_col=[ts], gap=[5 s], partition keys=[k])]" in plan
+    assert "operator=[server_ext window aggregate]" in plan
+    hop = senv.sql_query(
+        "SELECT k, SUM(v) AS s, HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS e "
+        "FROM Events GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), k"
+    ).explain()
+    assert "WindowAggregate(groupBy=[k], window=[HOP(time_col=[ts], size=[10 s], " in hop
+    with pytest.raises(ValidationError, match="processing-time attribute pt is not supported"):
+        senv.sql_query("SELECT COUNT(*) FROM Events GROUP BY TUMBLE(pt, INTERVAL '5' SECOND)")
 
 
 def test_streaming_refuses_changelog_input_and_a_tvf_on_its_own(senv: TableEnvironment) -> None:
