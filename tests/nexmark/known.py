@@ -15,7 +15,6 @@ from __future__ import annotations
 
 UNSUPPORTED: dict[str, str] = {
     "q9": "ROW_NUMBER() OVER (PARTITION BY ...) (Top-1 per auction): OVER is not supported",
-    "q11": "SESSION group window (GROUP BY SESSION(...)): group windows are not supported",
     "q12": "TUMBLE window TVF over PROCTIME(): window table functions are not supported",
     "q15": "aggregate FILTER (WHERE ...) clauses are not supported",
     "q16": "aggregate FILTER (WHERE ...) clauses are not supported",
