@@ -33,7 +33,7 @@ Example::
     >>> spec.output_fields()
     (('window_start', 'TIMESTAMP'), ('window_end', 'TIMESTAMP'), ('k', 'STRING'), ('s', 'INT'))
     >>> spec.wire_section()["window"]
-    {'kind': 'hop', 'size_ms': 10000, 'step_ms': 5000, 'offset_ms': 0}
+    {'kind': 'hop', 'size_ms': 10000, 'step_ms': 5000, 'offset_ms': 0, 'proctime': False}
 """
 
 from __future__ import annotations
@@ -67,8 +67,13 @@ class WindowAggregateSpec:
     offset_ms: int = 0
     columns: tuple[str, ...] = ()
     output_names: tuple[str, ...] = ()
+    #: Windows by the server's clock (a PROCTIME time column): rows are assigned by the
+    #: micro-batch's processing time and windows fire by processing-time timers.
+    proctime: bool = False
 
     def __post_init__(self) -> None:
+        if self.proctime and self.window == "session":
+            raise ValueError("processing-time SESSION windows are not supported")
         if self.window not in WINDOW_KINDS:
             raise ValueError(f"window must be one of {WINDOW_KINDS}, got {self.window!r}")
         if self.size_ms <= 0 or (self.step_ms is not None and self.step_ms <= 0):
@@ -115,6 +120,7 @@ class WindowAggregateSpec:
                 "size_ms": self.size_ms,
                 "step_ms": self.step_ms,
                 "offset_ms": self.offset_ms,
+                "proctime": self.proctime,
             },
             "columns": list(self.columns),
         }
@@ -128,8 +134,9 @@ class WindowAggregateSpec:
 
     @property
     def time_mode(self) -> str:
-        """``EventTime``: windows fire as the watermark passes their ends."""
-        return "EventTime"
+        """``EventTime``: windows fire as the watermark passes their ends; ``ProcessingTime``
+        (``proctime``) as the server's clock does."""
+        return "ProcessingTime" if self.proctime else "EventTime"
 
 
 __all__ = ["WINDOW_KINDS", "WINDOW_PROPERTIES", "WindowAggregateSpec"]

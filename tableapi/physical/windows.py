@@ -51,7 +51,8 @@ from tableapi.types import TimeKind
 @attrs.frozen(eq=False)
 class StreamExecWindowAggregate(StreamExecOperator):
     """server_ext's window aggregate operator: per key, each window's accumulators, emitted
-    once (+I) when the watermark passes the window's end; insert-only out."""
+    once (+I) when the watermark (a proctime window: the server's clock) passes the window's
+    end; insert-only out."""
 
     state_backend: StateBackend = StateBackend.HASHMAP
 
@@ -69,11 +70,10 @@ class StreamExecWindowAggregate(StreamExecOperator):
             )
         time_col = node.window.time_col
         t = node.input.row_type.field(time_col).type
-        if t.time_kind is not TimeKind.ROWTIME:
+        if t.time_kind is None:
             raise ValidationError(
-                f"A window in streaming mode needs an event-time attribute, but {time_col} is "
-                f"{t}: declare a WATERMARK for it (processing-time windows are not supported "
-                "yet)."
+                f"A window in streaming mode needs a time attribute, but {time_col} is {t}: "
+                "declare a WATERMARK for it (event time), or window a PROCTIME() column."
             )
 
     @classmethod
@@ -101,7 +101,15 @@ class StreamExecWindowAggregate(StreamExecOperator):
             offset_ms=window.offset_ms,
             columns=tuple(out),
             output_names=node.row_type.names,
+            proctime=self.proctime,
         )
+
+    @property
+    def proctime(self) -> bool:
+        """Windows by the server's clock (the time column is a PROCTIME attribute)."""
+        node = self.aggregate
+        time = node.input.row_type.field(node.window.time_col).type
+        return time.time_kind is TimeKind.PROCTIME
 
     def operator_inputs(self) -> tuple[OperatorInput, ...]:
         """The input grouped by the keys, with its rowtime (``__t``) and each call's argument
@@ -110,7 +118,8 @@ class StreamExecWindowAggregate(StreamExecOperator):
         node = self.aggregate
         count = len(node.keys)
         row = tuple((n, None if i < count else e, t) for i, (n, e, t) in enumerate(columns))
-        return (OperatorInput(self.input, node.keys, node.window.time_col, row),)
+        time = None if self.proctime else node.window.time_col  # by the clock: no __t
+        return (OperatorInput(self.input, node.keys, time, row),)
 
     def details(self) -> list[str]:
         return [

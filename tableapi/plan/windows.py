@@ -157,8 +157,8 @@ class WindowTableFunction(UnaryNode):
 
 def window_row_type(row: RowType, window: Window) -> RowType:
     """A window TVF's output row over ``row``, checked: the time column must be an event-time
-    attribute (a rowtime) of type TIMESTAMP(3), and no input column may be named as a window
-    column.
+    attribute (a rowtime) of type TIMESTAMP(3), or a processing-time attribute (not for
+    SESSION), and no input column may be named as a window column.
 
     >>> from tableapi.types import BIGINT
     >>> window_row_type(RowType.of(("k", BIGINT)), Window(WindowKind.TUMBLE, "ts", 1000))
@@ -174,17 +174,19 @@ the input has [k].
             f"[{', '.join(row.names)}]."
         )
     t = row.field(name).type
-    if t.time_kind is TimeKind.PROCTIME:
+    proctime = t.time_kind is TimeKind.PROCTIME
+    if proctime and window.kind is WindowKind.SESSION:
         raise ValidationError(
-            f"A window over the processing-time attribute {name} is not supported yet; use an "
-            "event-time attribute (a column with a WATERMARK)."
+            f"A SESSION window over the processing-time attribute {name} is not supported "
+            "yet; use an event-time attribute (a column with a WATERMARK), or TUMBLE, HOP, "
+            "CUMULATE."
         )
     if not t.is_timestamp:
         raise ValidationError(
             f"The window TVF's time column {name} must be a TIMESTAMP(3) rowtime attribute, "
             f"but it is {t}."
         )
-    if t.name == "TIMESTAMP_LTZ":
+    if t.name == "TIMESTAMP_LTZ" and not proctime:
         raise ValidationError(
             f"A window over the TIMESTAMP_LTZ column {name} is not supported yet (its windows "
             "follow table.local-time-zone); use a TIMESTAMP(3) rowtime."
@@ -203,11 +205,9 @@ the input has [k].
         )
     fields = [Field(f.name, f.type.plain()) if f.name == name else f for f in row]
     bound = TIMESTAMP_3.with_nullable(False)
-    fields += [
-        Field(WINDOW_START, bound),
-        Field(WINDOW_END, bound),
-        Field(WINDOW_TIME, bound.with_time_kind(TimeKind.ROWTIME)),
-    ]
+    # window_time inherits the time attribute: a proctime window's is TIMESTAMP_LTZ(3) *PROCTIME*
+    time = t.with_nullable(False) if proctime else bound.with_time_kind(TimeKind.ROWTIME)
+    fields += [Field(WINDOW_START, bound), Field(WINDOW_END, bound), Field(WINDOW_TIME, time)]
     return RowType(tuple(fields))
 
 

@@ -190,3 +190,33 @@ def test_bad_specs_fail_at_plan_time_naming_the_problem() -> None:
     assert "error" not in ok
     assert "needs the union's __t column" in missing["error"]
     assert "the output schema has" in extra["error"]
+
+
+def test_processing_time_windows_follow_the_clock() -> None:
+    """A proctime window aggregate assigns rows by the batch's processing time (their time
+    column unread) and fires a window once the clock reaches its end - 1: in the key's next
+    call, by its rows or by its processing-time timeout."""
+    spec = WindowAggregateSpec(
+        (("k", "BIGINT"), ("i", "INT")), 1,
+        (AggCall("count_star"), AggCall("sum", 1, False, "INT")), "tumble", 1000,
+        columns=("key0", "window_start", "window_end", "agg0", "agg1"), proctime=True,
+    )  # fmt: skip
+    case = jvm_case({"spec": spec, "batches": [(0, [(1, (1, 2), None), (1, (1, 3), 5)])]})
+    row = case["batches"][0]["rows"][0]
+    case["batches"] = [
+        {"now": 500, "watermark": 0, "rows": [row, row]},  # [0, 1000)
+        {"now": 1200, "watermark": 0, "rows": [row]},  # [1000, 2000); [0, 1000) fires
+        {"now": 1500, "watermark": 0, "rows": []},
+        {"now": 2500, "watermark": 0, "rows": []},  # the timeout fires [1000, 2000)
+    ]
+    (got,) = run_cases([case])
+    assert "error" not in got, got
+    batches = jvm_by_key(got)
+    key = json.dumps([1])
+
+    def window(start: int, end: int, n: int, s: int) -> list:
+        stamps = [_EPOCH + dt.timedelta(milliseconds=x) for x in (start, end)]
+        return rows_json([("+I", 1, *stamps, n, s)])
+
+    assert batches == [{}, {key: window(0, 1000, 2, 4)}, {}, {key: window(1000, 2000, 1, 2)}]
+    assert got["state_keys"] == 0

@@ -58,7 +58,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
    * {@code agg<i>}, {@code window_start}, {@code window_end}, {@code window_time}).
    */
   record Spec(List<Specs.Field> input, int keyCount, List<Specs.AggCall> aggs, String kind,
-      long size, long step, long offset, List<String> columns) implements java.io.Serializable {
+      long size, long step, long offset, List<String> columns, boolean proctime)
+      implements java.io.Serializable {
     static Spec parse(Specs.Envelope envelope) {
       String where = "window_aggregate";
       JsonNode s = envelope.section(where);
@@ -67,14 +68,15 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
           (int) Specs.integer(s, "key_count", where), Specs.AggCall.list(s, where),
           Specs.text(w, "kind", where + ".window"), Specs.integer(w, "size_ms", where + ".window"),
           Specs.optionalLong(w, "step_ms", -1), Specs.optionalLong(w, "offset_ms", 0),
-          Specs.strings(Specs.field(s, "columns", where), where + ".columns"));
+          Specs.strings(Specs.field(s, "columns", where), where + ".columns"),
+          w.path("proctime").asBoolean(false));
       boolean stepless = spec.kind.equals("tumble") || spec.kind.equals("session");
       if (!List.of("tumble", "hop", "cumulate", "session").contains(spec.kind)) {
         throw new IllegalArgumentException("unknown window kind " + spec.kind);
       }
       if (spec.size <= 0 || stepless != (spec.step < 0) || spec.step == 0
           || (!stepless && spec.size % spec.step != 0)
-          || (spec.kind.equals("session") && spec.offset != 0)) {
+          || (spec.kind.equals("session") && (spec.offset != 0 || spec.proctime))) {
         throw new IllegalArgumentException("bad window: " + w);
       }
       return spec;
@@ -131,7 +133,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     }
     AggsHandle aggs = AggsHandle.of(row, spec.aggs(), results, false, request.java8Time());
     return new Operator(new WindowAggregate(spec, aggs, layout, request.input(),
-        request.java8Time()), output, GroupStateTimeout.EventTimeTimeout());
+        request.java8Time()), output, spec.proctime() ? GroupStateTimeout.ProcessingTimeTimeout()
+        : GroupStateTimeout.EventTimeTimeout());
   }
 
   // -- window assignment (Flink's assigners) ---------------------------------------------------
@@ -175,6 +178,7 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     TreeMap<Window, AggsHandle.Accs> windows = decode(timers.value());
     int width = aggs.row().fields().length;
     if (spec.kind().equals("session")) return sessions(key, rows, state, timers, windows, width);
+    if (spec.proctime()) return byClock(key, rows, state, timers, windows, width);
     if (!state.hasTimedOut()) {
       for (Row r : union.ordered(rows)) {
         byte kind = union.kind(r);
@@ -241,6 +245,39 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     fireDue(key, watermark, timers, windows, out); // (a merged window is never due)
     timers.value(windows.isEmpty() ? null : encode(windows));
     timers.save(state, TimerService.Domain.EVENT_TIME);
+    return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  /**
+   * Processing-time windows (Flink's proctime window aggregation): each row is assigned the
+   * windows of the micro-batch's processing time (the server's clock when the batch started;
+   * the row's time column is not read), with a processing-time timer at {@code end - 1}; the
+   * windows the clock has reached fire, in the key's next call (its rows, or its
+   * processing-time timeout). No row is late.
+   */
+  private Iterator<Row> byClock(Row key, Iterator<Row> rows, GroupState<byte[]> state,
+      TimerService timers, TreeMap<Window, AggsHandle.Accs> windows, int width) {
+    long now = state.getCurrentProcessingTimeMs();
+    if (!state.hasTimedOut()) {
+      for (Row r : union.ordered(rows)) {
+        byte kind = union.kind(r);
+        if (kind != Wire.INSERT) throw Rows.notInsertOnly("window aggregate", kind);
+        Object[] values = union.fields(r, width);
+        for (long[] w : assign(now)) {
+          windows.computeIfAbsent(new Window(w[0], w[1]), x -> aggs.new Accs())
+              .apply(values, true);
+          timers.register(TimerService.Domain.PROCESSING_TIME, w[1] - 1, w[0]);
+        }
+      }
+    }
+    List<Row> out = new ArrayList<>();
+    for (TimerService.Timer t = timers.pollDue(-1, now); t != null; t = timers.pollDue(-1, now)) {
+      Window w = new Window(t.tag(), t.time() + 1);
+      AggsHandle.Accs accs = windows.remove(w);
+      if (accs != null && accs.rows > 0) out.add(output(key, w, accs.results()));
+    }
+    timers.value(windows.isEmpty() ? null : encode(windows));
+    timers.save(state, TimerService.Domain.PROCESSING_TIME);
     return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
   }
 
