@@ -159,8 +159,8 @@ def test_window_assignment_is_flinks() -> None:
             r"DESCRIPTOR\(nope\) names no column; the input has \[k, v, ts, pt\]",
         ),
         (
-            "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(pt), INTERVAL '5' SECOND))",
-            "processing-time attribute pt is not supported yet",
+            "SELECT * FROM TABLE(SESSION(TABLE Events, DESCRIPTOR(pt), INTERVAL '5' SECOND))",
+            "A SESSION window over the processing-time attribute pt is not supported yet",
         ),
         (
             "SELECT * FROM TABLE(TUMBLE(TABLE Events, DESCRIPTOR(v), INTERVAL '5' SECOND))",
@@ -251,8 +251,29 @@ def test_legacy_group_windows_plan_the_window_aggregate(senv: TableEnvironment) 
         "FROM Events GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), k"
     ).explain()
     assert "WindowAggregate(groupBy=[k], window=[HOP(time_col=[ts], size=[10 s], " in hop
-    with pytest.raises(ValidationError, match="processing-time attribute pt is not supported"):
-        senv.sql_query("SELECT COUNT(*) FROM Events GROUP BY TUMBLE(pt, INTERVAL '5' SECOND)")
+    proctime = senv.sql_query(
+        "SELECT k, COUNT(*) FROM Events GROUP BY TUMBLE(pt, INTERVAL '5' SECOND), k"
+    ).explain()
+    assert "window=[TUMBLE(time_col=[pt], size=[5 s])]" in proctime
+
+
+def test_processing_time_windows_run_by_the_servers_clock(senv: TableEnvironment) -> None:
+    """A window over a PROCTIME() column (Nexmark q12's): its window_time is a proctime
+    attribute, and the operator runs in processing time."""
+    senv.execute_sql("CREATE VIEW B AS SELECT *, PROCTIME() AS p_time FROM Events")
+    tvf = "TABLE(TUMBLE(TABLE B, DESCRIPTOR(p_time), INTERVAL '10' SECOND))"
+    types = {f.name: str(f.type) for f in senv.sql_query(f"SELECT * FROM {tvf}").row_type}
+    assert types["window_time"] == "TIMESTAMP_LTZ(3) *PROCTIME* NOT NULL"
+    assert types["window_start"] == "TIMESTAMP(3) NOT NULL"
+    table = senv.sql_query(AGG.format(tvf))
+    assert "WindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[p_time], size=[10 s])]" in (
+        table.explain()
+    )
+    root = plan_stream(optimize(table._plan).plan, StreamingOptions()).root
+    (node,) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    spec = node.operator_spec()
+    assert spec.proctime and spec.time_mode == "ProcessingTime"
+    assert node.operator_inputs()[0].time is None  # the rows' time is not read
 
 
 def test_streaming_refuses_changelog_input_and_a_tvf_on_its_own(senv: TableEnvironment) -> None:
