@@ -5,6 +5,7 @@ end, drops late rows, and never updates; batch mode gives the same rows."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 from tableapi import TableEnvironment
@@ -159,3 +160,32 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
             got = [tuple(r) for r in mode_env.sql_query(query).execute().collect()]
             assert as_bag(got) == as_bag(expected), query
     assert table is not None
+
+
+def test_processing_time_windows_fire_by_the_servers_clock(
+    senv: TableEnvironment, shared_dir: Path
+) -> None:
+    """TUMBLE over PROCTIME() (Nexmark q12's form): the rows of a micro-batch fall in the
+    window of the server's clock then (their event times do not matter) and the window is
+    emitted, once, when a later micro-batch runs after the clock has passed its end."""
+    table = events(senv, shared_dir)
+    senv.execute_sql("CREATE TEMPORARY VIEW P AS SELECT *, PROCTIME() AS p_time FROM Events")
+    result = senv.sql_query(
+        "SELECT k, COUNT(*) AS n, SUM(v) AS s, window_start, window_end FROM TABLE(TUMBLE("
+        "TABLE P, DESCRIPTOR(p_time), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end"
+    ).execute()
+    try:
+        table.append([("+I", ("a", 1, T0)), ("+I", ("a", 2, T0 + 100 * S)),
+                      ("+I", ("b", 4, T0 - 100 * S))])  # fmt: skip
+        result.process_all_available()
+        time.sleep(1.2)  # the clock passes the window's end
+        table.append([("+I", ("c", 8, T0))])  # a micro-batch: the first window fires
+        result.process_all_available()
+        rows = result.collect()
+        assert {r.kind for r in rows} == {RowKind.INSERT}
+        got = sorted((r[0], r[1], r[2]) for r in rows)
+        assert got == [("a", 2, 3), ("b", 1, 4)]
+        ((start, end),) = {(r[3], r[4]) for r in rows}  # one window, one second long
+        assert end - start == S and start.microsecond == 0
+    finally:
+        result.cancel()

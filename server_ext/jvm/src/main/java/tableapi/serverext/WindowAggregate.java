@@ -89,7 +89,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     this.aggs = aggs;
     this.layout = layout;
     this.union = InputUnion.inputs(input, 1);
-    this.timeAt = input.fieldIndex(Wire.TIME);
+    // a proctime window reads no time: its union has no __t
+    this.timeAt = List.of(input.fieldNames()).contains(Wire.TIME) ? input.fieldIndex(Wire.TIME) : -1;
     this.java8Time = java8Time;
   }
 
@@ -102,7 +103,7 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
       throw new IllegalArgumentException("the input has " + row.fields().length
           + " fields but the window aggregate spec declares " + spec.input().size());
     }
-    if (!List.of(request.input().fieldNames()).contains(Wire.TIME)) {
+    if (!spec.proctime() && !List.of(request.input().fieldNames()).contains(Wire.TIME)) {
       throw new IllegalArgumentException("a window aggregate needs the union's " + Wire.TIME
           + " column; its input has " + List.of(request.input().fieldNames()));
     }
@@ -173,7 +174,9 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
   @Override
   public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
     aggs.init();
-    long watermark = state.getCurrentWatermarkMs(); // fired: end - 1 <= watermark
+    // fired: end - 1 <= watermark (Spark refuses the watermark to a processing-time query
+    // without one)
+    long watermark = spec.proctime() ? -1 : state.getCurrentWatermarkMs();
     TimerService timers = TimerService.load(state);
     TreeMap<Window, AggsHandle.Accs> windows = decode(timers.value());
     int width = aggs.row().fields().length;
