@@ -119,10 +119,9 @@ def test_the_product_gives_flinks_answer(
                      for r in result.collect())  # fmt: skip
     finally:
         result.cancel()
-    # the windows the last file's watermark (its largest time - delay) has passed: Flink's
-    # fire at window_end - 1 <= watermark, but on the product a window whose end - 1 is
-    # exactly the last watermark was seen not to fire in that no-data micro-batch (TUMBLE
-    # too; end of input fires it): such windows are left out
+    # the windows the last file's watermark (the largest time - delay) fires: window_end - 1 ms
+    # <= watermark, so (whole seconds) window_end <= watermark; Flink's later ones come from
+    # its end of input
     last = str(dt.datetime.fromisoformat(DAY + max(t for _, _, t in rows)) - delay * _SECOND)
     closed = [r for r in FLINK[name] if r[2] <= last]
     assert got == closed
