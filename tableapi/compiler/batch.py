@@ -149,7 +149,8 @@ class BatchCompiler(Compiler):
         ms = "__ms"
         df = self.compile(node.input).filter(ref(w.time_col).isNotNull())
         df = df.withColumn(ms, F.unix_millis(ref(w.time_col)))
-        partition = [ref(k) for k in w.partition]
+        # no PARTITION BY: one sequence over every row (a constant key, as streaming's)
+        partition = [ref(k) for k in w.partition] or [F.lit(0)]
         ordered = Window.partitionBy(*partition).orderBy(F.col(ms))
         previous = F.lag(F.col(ms)).over(ordered)
         starts = F.when(previous.isNull() | (F.col(ms) - previous > w.size_ms), 1).otherwise(0)

@@ -133,6 +133,10 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
         "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), "
         "k, COUNT(*), SUM(v), MAX(v) FROM Events GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), k"
     )
+    unpartitioned = (  # one session sequence over every row
+        "SELECT window_start, window_end, COUNT(*), SUM(v), MAX(v) FROM TABLE(SESSION(TABLE "
+        "Events, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end"
+    )
     ms = dt.timedelta(milliseconds=1)
     want = {  # worked out by hand from Flink's window definitions
         overall: [(T0, T0 + 10 * S, T0 + 10 * S - ms, 2, 3, 2),
@@ -147,6 +151,7 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
         # 1 s and 6 s are 5 s apart: one session (touching windows merge, as Flink's)
         session: [w(1, 11, "a", 2, 3, 2), w(12, 17, "b", 1, 5, 5), w(14, 19, "a", 1, 4, 4)],
         legacy: [w(0, 10, "a", 2, 3, 2), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],
+        unpartitioned: [(T0 + S, T0 + 11 * S, 2, 3, 2), (T0 + 12 * S, T0 + 19 * S, 2, 9, 5)],
     }  # fmt: skip
     table = None
     for mode_env in (env, senv):
