@@ -129,10 +129,6 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
     session = window_query(
         "SESSION(TABLE Events PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)"
     )
-    legacy = (
-        "SELECT TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), "
-        "k, COUNT(*), SUM(v), MAX(v) FROM Events GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), k"
-    )
     unpartitioned = (  # one session sequence over every row
         "SELECT window_start, window_end, COUNT(*), SUM(v), MAX(v) FROM TABLE(SESSION(TABLE "
         "Events, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end"
@@ -150,7 +146,6 @@ def test_batch_and_bounded_streaming_give_the_same_windows(
                  w(12, 22, "a", 1, 4, 4)],
         # 1 s and 6 s are 5 s apart: one session (touching windows merge, as Flink's)
         session: [w(1, 11, "a", 2, 3, 2), w(12, 17, "b", 1, 5, 5), w(14, 19, "a", 1, 4, 4)],
-        legacy: [w(0, 10, "a", 2, 3, 2), w(10, 20, "b", 1, 5, 5), w(10, 20, "a", 1, 4, 4)],
         unpartitioned: [(T0 + S, T0 + 11 * S, 2, 3, 2), (T0 + 12 * S, T0 + 19 * S, 2, 9, 5)],
     }  # fmt: skip
     table = None
