@@ -80,9 +80,9 @@ class Window:
             raise ValidationError(
                 f"{self.kind.value} window {size} must be positive, got {self.size_ms} ms."
             )
-        if (self.offset_ms or self.partition) and session != bool(self.partition):
-            if self.offset_ms:
-                raise ValidationError("internal: a SESSION window has no offset")
+        if session and self.offset_ms:
+            raise ValidationError("internal: a SESSION window has no offset")
+        if self.partition and not session:
             raise ValidationError(
                 f"internal: only SESSION windows have PARTITION BY keys, not {self.kind.value}"
             )
