@@ -466,7 +466,7 @@ class SqlPlanner:
                              "in GROUP BY.")  # fmt: skip
         others = [g for g in sel.group_by if not _group_window_call(g)]
         keys = [self.expr(g, scope, aggregates=False, clause="GROUP BY") for g in others]
-        outer_window = self._group_window
+        outer_window, self._group_window = self._group_window, None  # this block's own
         if windows:
             table, window_keys = self.group_window(table, scope, windows[0], keys, sel)
             keys = [*window_keys, *keys]
