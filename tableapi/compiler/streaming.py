@@ -63,7 +63,6 @@ from tableapi.physical import (
     StreamExecDataStreamScan,
     StreamExecExchange,
     StreamExecGlobalGroupAggregate,
-    StreamExecIntervalJoin,
     StreamExecJoin,
     StreamExecLocalGroupAggregate,
     StreamExecLookupJoin,
@@ -107,6 +106,8 @@ class CompiledStream:
     # of a stateless pipeline out of order; the result reads them back sorted by ``__seq``
     # (operators emit ``''``: their rows keep the sink's order).
     changelog: DataFrame | None = None
+    # Some operator holds rows until event time passes them (ExecNode.waits_for_watermark).
+    waits: bool = True
 
 
 def compile_stream(
@@ -138,6 +139,7 @@ def compile_stream(
         end_of_input,
         tuple(compiler.lookups),
         changelog,
+        physical.waits_for_watermark,
     )
 
 
@@ -373,14 +375,7 @@ class StreamingCompiler(Compiler):
             return self._spark_join(node)
         return self.visit_StreamExecOperator(node)
 
-    def visit_StreamExecIntervalJoin(self, node: StreamExecIntervalJoin) -> DataFrame:
-        if node.strategy is JoinStrategy.INTERVAL:
-            # Inner interval joins: the time bounds are in the condition and both inputs
-            # carry their schemas' watermarks, so Spark keeps state only within the bounds.
-            return self._spark_join(node)
-        return self.visit_StreamExecOperator(node)
-
-    def _spark_join(self, node: StreamExecJoin | StreamExecIntervalJoin) -> DataFrame:
+    def _spark_join(self, node: StreamExecJoin) -> DataFrame:
         left, right = node.inputs
         return self.spark_join(node.join, self.compile(left), self.compile(right))
 

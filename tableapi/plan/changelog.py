@@ -303,6 +303,15 @@ def needs_end_of_input(plan: PlanNode) -> bool:
     )
 
 
+def read_at_once(plan: PlanNode) -> bool:
+    """Every input is bounded and read whole by the first micro-batch, so the end of the
+    inputs can be signalled before the query starts (it is read in that same batch)."""
+    return all(
+        isinstance(n.source, FileSource | NexmarkSource) and n.source.read_at_once
+        for n in _scans(plan)
+    )
+
+
 def monitor_interval_ms(plan: PlanNode) -> int | None:
     """The shortest ``source.monitor-interval`` of the plan's watched tables: the query's
     trigger interval (Spark lists every directory once per micro-batch)."""
