@@ -13,8 +13,8 @@ Example::
 
     >>> from server_ext.joins.spec import JoinSpec, SideSpec
     >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
-    >>> registered(spec).operator, sorted(SPECS)
-    ('join', ['aggregate', 'interval', 'join', 'multi', 'temporal', 'window_aggregate', 'window_join'])
+    >>> registered(spec).operator, sorted(SPECS)[-3:]
+    ('join', ['temporal', 'window_aggregate', 'window_join'])
 """
 
 from __future__ import annotations

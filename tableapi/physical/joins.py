@@ -39,13 +39,13 @@ from tableapi.physical.base import (
     exec_node,
 )
 from tableapi.physical.options import StateBackend, StreamingOptions
-from tableapi.physical.window_join import StreamExecWindowJoin, check_window_join
 from tableapi.physical.specs import (
     interval_join_spec,
     join_spec,
     multi_join_spec,
     temporal_join_spec,
 )
+from tableapi.physical.window_join import StreamExecWindowJoin, check_window_join
 from tableapi.plan import IntervalBounds, Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.changelog import (
     ChangelogMode,
