@@ -63,7 +63,12 @@ class WindowJoinSpec:
 
     def output_fields(self) -> tuple[tuple[str, str], ...]:
         """The left fields, then the right ones (not for SEMI / ANTI), named by
-        ``output_names``."""
+        ``output_names``.
+
+        >>> WindowJoinSpec("anti", SideSpec((("a", "INT"),)), SideSpec((("b", "INT"),))
+        ...                ).output_fields()
+        (('a', 'INT'),)
+        """
         fields = self.left.fields
         if self.kind not in SEMI_ANTI_KINDS:
             fields += self.right.fields
@@ -72,6 +77,7 @@ class WindowJoinSpec:
         return fields
 
     def output_struct_ddl(self) -> str:
+        """``__kind TINYINT`` and the output fields, as Spark DDL (the module's example)."""
         return output_struct_ddl(self.output_fields())
 
     def wire_section(self) -> dict[str, Any]:
@@ -87,7 +93,15 @@ class WindowJoinSpec:
 
     def check(self) -> None:
         """Plan-time checks before the spec is sent: the residual reads fields that exist
-        and compiles."""
+        and compiles.
+
+        >>> bad = ("call", "=", ("col", "l", 0), ("col", "r", 5))
+        >>> WindowJoinSpec("inner", SideSpec((("a", "INT"),)), SideSpec((("b", "INT"),)),
+        ...                residual=bad).check()
+        Traceback (most recent call last):
+        ...
+        ValueError: ...
+        """
         check_residual(self.residual, len(self.left.fields), len(self.right.fields))
 
     @property

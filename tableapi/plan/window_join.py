@@ -31,12 +31,24 @@ class JoinWindows:
 
     @property
     def bound_columns(self) -> frozenset[str]:
-        """The window bound columns of both sides (their equi keys are the window's)."""
+        """The window bound columns of both sides (their equi keys are the window's).
+
+        >>> from tableapi.plan.windows import WindowKind
+        >>> w = Window(WindowKind.TUMBLE, "ts", 1000)
+        >>> sorted(JoinWindows(w, w, ("s", "e"), ("s0", "e0")).bound_columns)
+        ['e', 'e0', 's', 's0']
+        """
         return frozenset(self.left_bounds + self.right_bounds)
 
     def explain_window(self, side: str) -> str:
         """Flink's ``leftWindow=[...]`` text: the window's kind and sizes, named by its bound
-        columns instead of its time column."""
+        columns instead of its time column.
+
+        >>> from tableapi.plan.windows import WindowKind
+        >>> w = Window(WindowKind.TUMBLE, "ts", 5000)
+        >>> JoinWindows(w, w, ("s", "e"), ("s0", "e0")).explain_window("right")
+        'TUMBLE(win_start=[s0], win_end=[e0], size=[5 s])'
+        """
         window, (start, end) = (
             (self.left, self.left_bounds) if side == "left" else (self.right, self.right_bounds)
         )

@@ -80,7 +80,15 @@ def _joined(side: PlanNode) -> PlanNode:
 
 
 def window_joins(plan: PlanNode) -> PlanNode:
-    """Mark each join of two window TVFs equated on both window bounds as a window join."""
+    """Mark each join of two window TVFs equated on both window bounds as a window join
+    (the module's example); any other plan is returned as it is.
+
+    >>> from tableapi.plan import ElementsSource, Scan
+    >>> from tableapi.types import BIGINT, RowType
+    >>> scan = Scan("T", ElementsSource(()), RowType.of(("a", BIGINT)))
+    >>> window_joins(scan) is scan
+    True
+    """
 
     def rewrite(node: PlanNode) -> PlanNode | None:
         if not isinstance(node, Join) or node.equi_keys is None or node.window is not None:
