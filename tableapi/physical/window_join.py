@@ -51,6 +51,12 @@ class StreamExecWindowTableFunction(ExecNode):
 
     @property
     def window(self) -> Window:
+        """The TVF's windows.
+
+        >>> tvfs = [n for n in _example().walk() if isinstance(n, StreamExecWindowTableFunction)]
+        >>> [str(n.window) for n in tvfs]
+        ['TUMBLE(time_col=[ts], size=[5 s])', 'TUMBLE(time_col=[ts], size=[5 s])']
+        """
         return cast(WindowTableFunction, self.logical).window
 
     @classmethod
@@ -99,7 +105,12 @@ class StreamExecWindowJoin(StreamExecOperator):
 
     def operator_spec(self) -> WindowJoinSpec:
         """The operator's spec: the kind, both inputs' fields, the keys' null-safety and the
-        residual (the window bounds' equalities are the operator's windows)."""
+        residual (the window bounds' equalities are the operator's windows).
+
+        >>> spec = _example("LEFT").operator_spec()
+        >>> spec.kind, spec.null_safe, spec.residual is None, spec.output_names[:3]
+        ('left', (False,), True, ('k', 'ts', 'window_start'))
+        """
         join = self.join
         lrow, rrow = join.left.row_type, join.right.row_type
         return WindowJoinSpec(
@@ -113,7 +124,11 @@ class StreamExecWindowJoin(StreamExecOperator):
 
     def operator_inputs(self) -> tuple[OperatorInput, ...]:
         """Both inputs grouped by the keys, each row's window named by its ``window_end``
-        (``__t``, epoch ms)."""
+        (``__t``, epoch ms).
+
+        >>> [(i.keys, i.time) for i in _example().operator_inputs()]
+        [(('k',), 'window_end'), (('k0',), 'window_end0')]
+        """
         keys, windows = self._keys(), self.windows
         left, right = self.inputs
         return (
@@ -126,6 +141,11 @@ class StreamExecWindowJoin(StreamExecOperator):
         return True
 
     def details(self) -> list[str]:
+        """What explain adds to the WindowJoin line.
+
+        >>> _example().details()
+        ['operator=[server_ext window join]', 'stateBackend=[hashmap]']
+        """
         return [
             "operator=[server_ext window join]",
             f"stateBackend=[{self.state_backend.value}]",
@@ -135,7 +155,10 @@ class StreamExecWindowJoin(StreamExecOperator):
 def check_window_join(node: Join) -> None:
     """Refuse in streaming a join of window TVFs that is not a window join (Flink runs it as
     a regular join, which needs the TVF's rows on their own: not supported yet in streaming),
-    naming what makes it one."""
+    naming what makes it one.
+
+    >>> check_window_join(_example().join)  # a window join: nothing to refuse
+    """
     from tableapi.rules.window_joins import window_bounds
 
     left, right = window_bounds(node.left), window_bounds(node.right)
@@ -149,6 +172,27 @@ def check_window_join(node: Join) -> None:
         "join, which is not supported yet over window TVFs in streaming mode (batch mode runs "
         "it)."
     )
+
+
+def _example(kind: str = "") -> StreamExecWindowJoin:
+    """The docstrings' window join: ``L [kind] JOIN R`` of 5 s TUMBLE windows on ``k``."""
+    from tableapi import TableEnvironment
+    from tableapi.physical.options import StreamingOptions
+    from tableapi.physical.planner import plan_stream
+
+    env = TableEnvironment.create(mode="streaming")
+    for t in ("L", "R"):
+        env.execute_sql(
+            f"CREATE TABLE {t} (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+            f"WITH ('connector' = 'filesystem', 'path' = '/x/{t}', 'format' = 'json')"
+        )
+    tvf = "(SELECT * FROM TABLE(TUMBLE(TABLE {}, DESCRIPTOR(ts), INTERVAL '5' SECOND)))"
+    q = env.sql_query(
+        f"SELECT * FROM {tvf.format('L')} L {kind} JOIN {tvf.format('R')} R ON "
+        "L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k"
+    )
+    root = plan_stream(env.optimize(q._plan).plan, StreamingOptions()).root
+    return cast(StreamExecWindowJoin, root)
 
 
 __all__ = ["StreamExecWindowJoin", "StreamExecWindowTableFunction", "check_window_join"]

@@ -224,7 +224,12 @@ def join_text(node: Join, input_specs: tuple[str, str] | None = None) -> str:
 
 def window_join_text(node: Join) -> str:
     """Flink's WindowJoin line: both windows, the kind, the condition without the window
-    bounds' equalities, the columns."""
+    bounds' equalities, the columns.
+
+    >>> from tableapi.physical.window_join import _example
+    >>> window_join_text(_example("FULL").join).split("], joinType")[1][:40]
+    '=[FullOuterJoin], where=[(k = k0)], sele'
+    """
     assert node.window is not None
     bounds = node.window.bound_columns
     terms: list[Any] = [
