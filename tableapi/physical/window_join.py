@@ -176,23 +176,29 @@ def check_window_join(node: Join) -> None:
 
 def _example(kind: str = "") -> StreamExecWindowJoin:
     """The docstrings' window join: ``L [kind] JOIN R`` of 5 s TUMBLE windows on ``k``."""
-    from tableapi import TableEnvironment
+    from tableapi.expressions import col
     from tableapi.physical.options import StreamingOptions
     from tableapi.physical.planner import plan_stream
+    from tableapi.plan import FileSource, JoinKind, Project, Scan
+    from tableapi.plan.windows import WindowKind
+    from tableapi.rules import optimize
+    from tableapi.types import STRING, DataType, RowType
 
-    env = TableEnvironment.create(mode="streaming")
-    for t in ("L", "R"):
-        env.execute_sql(
-            f"CREATE TABLE {t} (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
-            f"WITH ('connector' = 'filesystem', 'path' = '/x/{t}', 'format' = 'json')"
-        )
-    tvf = "(SELECT * FROM TABLE(TUMBLE(TABLE {}, DESCRIPTOR(ts), INTERVAL '5' SECOND)))"
-    q = env.sql_query(
-        f"SELECT * FROM {tvf.format('L')} L {kind} JOIN {tvf.format('R')} R ON "
-        "L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k"
+    rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+    row = RowType.of(("k", STRING), ("ts", rowtime))
+    window = Window(WindowKind.TUMBLE, "ts", 5000)
+    left = WindowTableFunction(Scan("L", FileSource("/x/L", "json"), row), window)
+    right = WindowTableFunction(Scan("R", FileSource("/x/R", "json"), row), window)
+    names = right.row_type.names
+    right = Project(right, tuple(col(n) for n in names), tuple(f"{n}0" for n in names))
+    on = (
+        (col("window_start") == col("window_start0"))
+        & (col("window_end") == col("window_end0"))
+        & (col("k") == col("k0"))
     )
-    root = plan_stream(env.optimize(q._plan).plan, StreamingOptions()).root
-    return cast(StreamExecWindowJoin, root)
+    kinds = {"": JoinKind.INNER, "LEFT": JoinKind.LEFT, "FULL": JoinKind.FULL}
+    plan = optimize(Join(left, right, kinds[kind], on)).plan
+    return cast(StreamExecWindowJoin, plan_stream(plan, StreamingOptions()).root)
 
 
 __all__ = ["StreamExecWindowJoin", "StreamExecWindowTableFunction", "check_window_join"]
