@@ -188,9 +188,9 @@ def _example(kind: str = "") -> StreamExecWindowJoin:
     row = RowType.of(("k", STRING), ("ts", rowtime))
     window = Window(WindowKind.TUMBLE, "ts", 5000)
     left = WindowTableFunction(Scan("L", FileSource("/x/L", "json"), row), window)
-    right = WindowTableFunction(Scan("R", FileSource("/x/R", "json"), row), window)
-    names = right.row_type.names
-    right = Project(right, tuple(col(n) for n in names), tuple(f"{n}0" for n in names))
+    tvf = WindowTableFunction(Scan("R", FileSource("/x/R", "json"), row), window)
+    names = tvf.row_type.names
+    right = Project(tvf, tuple(col(n) for n in names), tuple(f"{n}0" for n in names))
     on = (
         (col("window_start") == col("window_start0"))
         & (col("window_end") == col("window_end0"))
