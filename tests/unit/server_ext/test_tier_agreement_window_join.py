@@ -127,3 +127,13 @@ def test_a_retraction_fails_naming_the_operator() -> None:
                         "rows": [to_json([1, 0, KINDS["-D"], 1, [1, 1], None, 2000])]}]  # fmt: skip
     (got,) = run_cases([case])
     assert "window join: the inputs must be insert-only" in got["error"]
+
+
+def test_bad_specs_fail_at_plan_time_naming_the_problem() -> None:
+    good = jvm_case(scenario(random.Random(5), "left"))
+    no_time = dict(good, input=good["input"].replace('"__t"', '"__x"'))
+    semi_output = dict(good, spec=good["spec"].replace('"kind": "left"', '"kind": "semi"'))
+    ok, missing, wrong = run_cases([good, no_time, semi_output])
+    assert "error" not in ok
+    assert "needs the union's __t column" in missing["error"]
+    assert "the output schema has" in wrong["error"]
