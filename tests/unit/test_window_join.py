@@ -168,3 +168,15 @@ def test_a_join_of_two_window_aggregations_runs_as_a_regular_join(
     plan = senv.sql_query(query(left=agg, right=agg)).explain()
     assert "WindowJoin(" not in plan
     assert "Join(joinType=[InnerJoin]" in plan and plan.count("WindowAggregate(") == 2
+
+
+def test_hop_windows_need_no_size_multiple_of_the_slide_in_a_window_join(
+    senv: TableEnvironment,
+) -> None:
+    """Flink 2.3 joins HOP(5 s, 12 s) windows (a window aggregation refuses them)."""
+    hop = (
+        "(SELECT * FROM TABLE(HOP(TABLE {}, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+        "INTERVAL '12' SECOND)))"
+    )
+    node = window_join(senv, query(left=hop, right=hop))
+    assert "size=[12 s], slide=[5 s]" in node.explain()
