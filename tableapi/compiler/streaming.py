@@ -38,6 +38,7 @@ from server_ext.joins import temporal_spec as tw
 from server_ext.operators import OperatorSpec
 from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
+from tableapi.compiler.batch import BatchCompiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.jvm_operators import NO_PLUGIN, jvm_file_time, jvm_position
@@ -73,6 +74,7 @@ from tableapi.physical import (
     StreamPhysicalPlan,
 )
 from tableapi.physical.options import StateBackend
+from tableapi.physical.window_join import StreamExecWindowTableFunction
 from tableapi.plan import FileSource, LookupJoin, NexmarkSource, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
@@ -289,6 +291,10 @@ class StreamingCompiler(Compiler):
         if node.projection is not None:
             df = self.project(node.projection, row, df, self.carried_columns(node.input))
         return df
+
+    def visit_StreamExecWindowTableFunction(self, node: StreamExecWindowTableFunction) -> DataFrame:
+        """A window join's TVF: its rows as batch mode assigns them windows (stateless)."""
+        return BatchCompiler.visit_WindowTableFunction(self, node)  # type: ignore[arg-type]
 
     def visit_StreamExecExchange(self, node: StreamExecExchange) -> DataFrame:
         return self.exchange(node.keys, node.input.row_type, self.compile(node.input))

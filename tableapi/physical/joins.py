@@ -45,6 +45,7 @@ from tableapi.physical.specs import (
     multi_join_spec,
     temporal_join_spec,
 )
+from tableapi.physical.window_join import StreamExecWindowJoin, check_window_join
 from tableapi.plan import IntervalBounds, Join, JoinKind, MultiJoin, TemporalJoin
 from tableapi.plan.changelog import (
     ChangelogMode,
@@ -145,6 +146,7 @@ class StreamExecJoin(StreamExecOperator):
     def check(cls, node: Any) -> None:
         if node.interval is not None:
             StreamExecIntervalJoin.check(node)
+        check_window_join(node)
 
     def title(self) -> str:
         return join_text(self.join, (self.left.input_spec, self.right.input_spec))
@@ -160,6 +162,8 @@ class StreamExecJoin(StreamExecOperator):
         join = cast(Join, node)
         if join.interval is not None:
             return StreamExecIntervalJoin.translate(join, t)
+        if join.window is not None:
+            return StreamExecWindowJoin.translate(join, t)
         keys = join.equi_keys or ()
         ttl = t.options.default_ttl_ms
         left = _join_input(join, "left", tuple(k.left for k in keys), ttl)

@@ -35,6 +35,7 @@ from tableapi.physical.base import (
 )
 from tableapi.physical.options import StateBackend
 from tableapi.physical.specs import aggregate_calls
+from tableapi.physical.window_join import StreamExecWindowTableFunction
 from tableapi.plan.changelog import is_changelog
 from tableapi.plan.windows import (
     WINDOW_COLUMNS,
@@ -119,6 +120,8 @@ class StreamExecWindowAggregate(StreamExecOperator):
 
 
 def _standalone_tvf(node: WindowTableFunction) -> None:
+    if node.joined:
+        return StreamExecWindowTableFunction.check(node)
     if not sliceable(node.window):
         raise ValidationError(unsliceable_message(node.window))
     raise ValidationError(
@@ -131,4 +134,6 @@ def _standalone_tvf(node: WindowTableFunction) -> None:
 
 @translates(WindowTableFunction, check=_standalone_tvf)
 def _window_tvf(node: WindowTableFunction, t: Translation) -> ExecNode:
+    if node.joined:
+        return StreamExecWindowTableFunction.translate(node, t)
     raise ValidationError("internal: a streaming window TVF is refused by its check")

@@ -130,7 +130,7 @@ def _input_mode(node: PlanNode) -> ChangelogMode:
 
 
 def _join_mode(node: Join) -> ChangelogMode:
-    if node.interval is not None:
+    if node.interval is not None or node.window is not None:
         return ChangelogMode.INSERT_ONLY  # outer rows wait for the watermark: no retraction
     left, right = changelog_mode(node.left), changelog_mode(node.right)
     insert_only = left is right is ChangelogMode.INSERT_ONLY
