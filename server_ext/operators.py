@@ -13,8 +13,8 @@ Example::
 
     >>> from server_ext.joins.spec import JoinSpec, SideSpec
     >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
-    >>> registered(spec).operator, sorted(SPECS)
-    ('join', ['aggregate', 'interval', 'join', 'multi', 'temporal', 'window_aggregate'])
+    >>> registered(spec).operator, sorted(SPECS)[-3:]
+    ('join', ['temporal', 'window_aggregate', 'window_join'])
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from server_ext.joins.multi_spec import MultiJoinSpec
 from server_ext.joins.spec import JoinSpec
 from server_ext.joins.temporal_spec import TemporalSpec
 from server_ext.jvm import wire
+from server_ext.window_join_spec import WindowJoinSpec
 from server_ext.window_spec import WindowAggregateSpec
 
 
@@ -67,6 +68,7 @@ SPECS: dict[str, type[OperatorSpec]] = {
         MultiJoinSpec,
         AggregateSpec,
         WindowAggregateSpec,
+        WindowJoinSpec,
     )
 }
 

@@ -18,6 +18,10 @@ Example (what ``TableEnvironment`` does for a query over bounded tables)::
     end.signal(spark)             # their end
     query.processAllAvailable()   # held rows emitted
     query.stop(); end.drop(spark)
+
+When every input is read whole by the first micro-batch (``read_at_once``), the table is
+created with its row (``EndOfInput.new(at_start=True)``): the first micro-batch reads the end
+with the rows, and the one after it runs at +infinity; two micro-batches, not four.
 """
 
 from __future__ import annotations
@@ -43,12 +47,24 @@ class EndOfInput:
     warehouse, named uniquely, dropped when the query ends)."""
 
     table: str
+    at_start: bool = False  # created signalled: the query reads the end with its inputs
 
     @classmethod
-    def new(cls) -> EndOfInput:
-        return cls(f"tableapi_end_of_input_{uuid.uuid4().hex[:16]}")
+    def new(cls, at_start: bool = False) -> EndOfInput:
+        """A new end-of-input table; ``at_start``: it holds the end from its creation on.
+
+        >>> EndOfInput.new(at_start=True).at_start
+        True
+        """
+        return cls(f"tableapi_end_of_input_{uuid.uuid4().hex[:16]}", at_start)
 
     def create(self, spark: SparkSession) -> None:
+        if self.at_start:  # one command, not a CREATE and an INSERT
+            spark.sql(
+                f"CREATE TABLE `{self.table}` USING parquet AS SELECT TIMESTAMP "
+                f"'{END_OF_TIME}' AS {TIME}, true AS {FLAG}"
+            )
+            return
         spark.sql(f"CREATE TABLE `{self.table}` ({TIME} TIMESTAMP, {FLAG} BOOLEAN) USING parquet")
 
     def signal(self, spark: SparkSession) -> None:

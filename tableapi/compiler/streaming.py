@@ -38,6 +38,7 @@ from server_ext.joins import temporal_spec as tw
 from server_ext.operators import OperatorSpec
 from server_ext.positions import next_positions
 from tableapi.compiler.base import Compiler
+from tableapi.compiler.batch import BatchCompiler
 from tableapi.compiler.end_of_input import EndOfInput
 from tableapi.compiler.expressions import ref, to_spark
 from tableapi.compiler.jvm_operators import NO_PLUGIN, jvm_file_time, jvm_position
@@ -63,7 +64,6 @@ from tableapi.physical import (
     StreamExecDataStreamScan,
     StreamExecExchange,
     StreamExecGlobalGroupAggregate,
-    StreamExecIntervalJoin,
     StreamExecJoin,
     StreamExecLocalGroupAggregate,
     StreamExecLookupJoin,
@@ -74,6 +74,7 @@ from tableapi.physical import (
     StreamPhysicalPlan,
 )
 from tableapi.physical.options import StateBackend
+from tableapi.physical.window_join import StreamExecWindowTableFunction
 from tableapi.plan import FileSource, LookupJoin, NexmarkSource, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
@@ -107,6 +108,8 @@ class CompiledStream:
     # of a stateless pipeline out of order; the result reads them back sorted by ``__seq``
     # (operators emit ``''``: their rows keep the sink's order).
     changelog: DataFrame | None = None
+    # Some operator holds rows until event time passes them (ExecNode.waits_for_watermark).
+    waits: bool = True
 
 
 def compile_stream(
@@ -138,6 +141,7 @@ def compile_stream(
         end_of_input,
         tuple(compiler.lookups),
         changelog,
+        physical.waits_for_watermark,
     )
 
 
@@ -288,6 +292,10 @@ class StreamingCompiler(Compiler):
             df = self.project(node.projection, row, df, self.carried_columns(node.input))
         return df
 
+    def visit_StreamExecWindowTableFunction(self, node: StreamExecWindowTableFunction) -> DataFrame:
+        """A window join's TVF: its rows as batch mode assigns them windows (stateless)."""
+        return BatchCompiler.visit_WindowTableFunction(self, node)  # type: ignore[arg-type]
+
     def visit_StreamExecExchange(self, node: StreamExecExchange) -> DataFrame:
         return self.exchange(node.keys, node.input.row_type, self.compile(node.input))
 
@@ -373,14 +381,7 @@ class StreamingCompiler(Compiler):
             return self._spark_join(node)
         return self.visit_StreamExecOperator(node)
 
-    def visit_StreamExecIntervalJoin(self, node: StreamExecIntervalJoin) -> DataFrame:
-        if node.strategy is JoinStrategy.INTERVAL:
-            # Inner interval joins: the time bounds are in the condition and both inputs
-            # carry their schemas' watermarks, so Spark keeps state only within the bounds.
-            return self._spark_join(node)
-        return self.visit_StreamExecOperator(node)
-
-    def _spark_join(self, node: StreamExecJoin | StreamExecIntervalJoin) -> DataFrame:
+    def _spark_join(self, node: StreamExecJoin) -> DataFrame:
         left, right = node.inputs
         return self.spark_join(node.join, self.compile(left), self.compile(right))
 

@@ -48,6 +48,7 @@ from tableapi.plan.changelog import (
     ChangelogMode,
     changelog_mode,
     needs_end_of_input,
+    read_at_once,
 )
 from tableapi.plan.explain import optimized_text
 from tableapi.plan.sources import file_tables
@@ -250,7 +251,12 @@ class StreamingExecutor:
         upsert sink the query writes into (see ``plan_stream``)."""
         physical = plan_stream(plan, self.options(), sink_keys)
         spark = self._spark()
-        end = EndOfInput.new() if needs_end_of_input(plan) else None
+        # Only a node that waits for event time needs the end of its bounded inputs: without
+        # one, the answer is whole once the inputs are read (no table, no extra micro-batch).
+        waits = physical.waits_for_watermark
+        end = None
+        if waits and needs_end_of_input(plan):
+            end = EndOfInput.new(at_start=physical.bounded and read_at_once(plan))
         if end:
             end.create(spark)
         try:
@@ -336,10 +342,11 @@ class StreamingExecutor:
             # Spark reads every file present in the first micro-batch: once it is done,
             # the bounded inputs are read.
             query.processAllAvailable()
-        if end:
+        if end and not end.at_start:  # (at_start: read with the inputs, run at +infinity)
             end.signal(spark)
             if compiled.bounded:
                 query.processAllAvailable()
+        if end:
             if compiled.bounded and compiled.processing_time:
                 # No-data micro-batches are off (ProcessingTime queries): a second signal
                 # runs the batch that sees the watermark at +infinity.
@@ -388,8 +395,11 @@ class StreamingExecutor:
         # The server's own value when unset (unset() would give Spark's default, 200).
         partitions = self._config.parallelism()
         conf.set(SHUFFLE_PARTITIONS, str(partitions or self._server_partitions))
-        if compiled.processing_time:
-            conf.set(NO_DATA_MICRO_BATCHES, "false")
+        # Spark runs a micro-batch without data when the watermark moves: only worth it where
+        # an operator waits for the watermark (its timers fire), never for processing-time
+        # queries (they would run without end). Set each time: a query keeps what its start saw.
+        no_data = not compiled.processing_time and not (compiled.bounded and not compiled.waits)
+        conf.set(NO_DATA_MICRO_BATCHES, str(no_data).lower())
 
 
 def checkpoint_partitions(spark: SparkSession, checkpoint: str) -> int | None:

@@ -138,6 +138,10 @@ class StreamExecGroupAggregate(StreamExecOperator):
         return True
 
     @property
+    def waits_for_watermark(self) -> bool:
+        return False  # updates are emitted per micro-batch; timers only expire state (TTL)
+
+    @property
     def two_phase(self) -> bool:
         return False
 

@@ -176,6 +176,14 @@ class ExecNode:
         """Does this node or one below it run a stateful server_ext operator?"""
         return any(n.stateful for n in self.walk())
 
+    @property
+    def waits_for_watermark(self) -> bool:
+        """Does the node hold rows until event time passes them (timers: windows, outer
+        interval joins, temporal joins)? Only then must the end of a bounded input move the
+        watermark to +infinity (``compiler/end_of_input.py``); a query without such a node has
+        its whole answer once its input is read."""
+        return False
+
     def title(self) -> str:
         """The first part of the node's explain line: the optimized logical node's text."""
         from tableapi.plan.explain import optimized_text
@@ -236,6 +244,11 @@ class StreamExecOperator(ExecNode):
 
     @property
     def stateful(self) -> bool:
+        return True
+
+    @property
+    def waits_for_watermark(self) -> bool:
+        # An operator may fire timers at the watermark unless its node says it does not.
         return True
 
     def operator_spec(self) -> Any:

@@ -43,6 +43,11 @@ class StreamPhysicalPlan:
         """The exec nodes as Flink's optimized plan text (``:-`` / ``+-`` tree)."""
         return render_tree(self.root, ExecNode.explain, lambda n: n.inputs)
 
+    @property
+    def waits_for_watermark(self) -> bool:
+        """Does some node hold rows until event time passes them (ExecNode's property)?"""
+        return any(n.waits_for_watermark for n in self.root.walk())
+
     def stateful_nodes(self) -> list[ExecNode]:
         """The nodes that run a stateful server_ext operator (the JVM plugin's)."""
         return [n for n in self.root.walk() if n.stateful]

@@ -35,6 +35,7 @@ from tableapi.physical.base import (
 )
 from tableapi.physical.options import StateBackend
 from tableapi.physical.specs import aggregate_calls
+from tableapi.physical.window_join import StreamExecWindowTableFunction
 from tableapi.plan.changelog import is_changelog
 from tableapi.plan.windows import (
     WINDOW_COLUMNS,
@@ -105,6 +106,12 @@ class StreamExecWindowAggregate(StreamExecOperator):
         )
 
     @property
+    def waits_for_watermark(self) -> bool:
+        # a proctime window waits for the clock: the end of a bounded input fires none of
+        # them (as in Flink, whose bounded job ends first)
+        return not self.proctime
+
+    @property
     def proctime(self) -> bool:
         """Windows by the server's clock (the time column is a PROCTIME attribute)."""
         node = self.aggregate
@@ -129,6 +136,8 @@ class StreamExecWindowAggregate(StreamExecOperator):
 
 
 def _standalone_tvf(node: WindowTableFunction) -> None:
+    if node.joined:
+        return StreamExecWindowTableFunction.check(node)
     if not sliceable(node.window):
         raise ValidationError(unsliceable_message(node.window))
     if node.window.kind is WindowKind.SESSION:
@@ -149,4 +158,6 @@ def _standalone_tvf(node: WindowTableFunction) -> None:
 
 @translates(WindowTableFunction, check=_standalone_tvf)
 def _window_tvf(node: WindowTableFunction, t: Translation) -> ExecNode:
+    if node.joined:
+        return StreamExecWindowTableFunction.translate(node, t)
     raise ValidationError("internal: a streaming window TVF is refused by its check")

@@ -130,7 +130,7 @@ def _input_mode(node: PlanNode) -> ChangelogMode:
 
 
 def _join_mode(node: Join) -> ChangelogMode:
-    if node.interval is not None:
+    if node.interval is not None or node.window is not None:
         return ChangelogMode.INSERT_ONLY  # outer rows wait for the watermark: no retraction
     left, right = changelog_mode(node.left), changelog_mode(node.right)
     insert_only = left is right is ChangelogMode.INSERT_ONLY
@@ -299,6 +299,15 @@ def needs_end_of_input(plan: PlanNode) -> bool:
     """Some bounded table has a watermark, which the end of its input moves to +infinity."""
     return any(
         is_bounded(n) and n.schema is not None and n.schema.watermark is not None
+        for n in _scans(plan)
+    )
+
+
+def read_at_once(plan: PlanNode) -> bool:
+    """Every input is bounded and read whole by the first micro-batch, so the end of the
+    inputs can be signalled before the query starts (it is read in that same batch)."""
+    return all(
+        isinstance(n.source, FileSource | NexmarkSource) and n.source.read_at_once
         for n in _scans(plan)
     )
 

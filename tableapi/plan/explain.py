@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from tableapi.catalog import ObjectIdentifier
+from tableapi.expressions import Column, and_
 from tableapi.plan.base import PlanNode
 from tableapi.plan.changelog import input_spec
 from tableapi.plan.joins import Join, MultiJoin, TemporalJoin
@@ -179,6 +180,8 @@ def join_text(node: Join, input_specs: tuple[str, str] | None = None) -> str:
     >>> join_text(join, ("HasUniqueKey", "NoUniqueKey")).split(", leftInputSpec")[1]
     '=[HasUniqueKey], rightInputSpec=[NoUniqueKey])'
     """
+    if node.window is not None:
+        return window_join_text(node)
     keys = node.equi_keys or ()
     where = node.condition if node.condition is not None else "true"
     parts = [
@@ -217,6 +220,32 @@ def join_text(node: Join, input_specs: tuple[str, str] | None = None) -> str:
         )
         return f"IntervalJoin({', '.join(parts)})"
     return f"Join({', '.join(parts)})"
+
+
+def window_join_text(node: Join) -> str:
+    """Flink's WindowJoin line: both windows, the kind, the condition without the window
+    bounds' equalities, the columns.
+
+    >>> from tableapi.physical.window_join import _example
+    >>> window_join_text(_example("FULL").join).split("], joinType")[1][:40]
+    '=[FullOuterJoin], where=[(k = k0)], sele'
+    """
+    assert node.window is not None
+    bounds = node.window.bound_columns
+    terms: list[Any] = [
+        Column(k.left).is_not_distinct_from(Column(k.right)) if k.null_safe
+        else Column(k.left) == Column(k.right)
+        for k in node.equi_keys or ()
+        if k.left not in bounds
+    ]  # fmt: skip
+    if node.residual is not None:
+        terms.append(node.residual)
+    where = and_(*terms) if terms else "true"
+    return (
+        f"WindowJoin(leftWindow=[{node.window.explain_window('left')}], "
+        f"rightWindow=[{node.window.explain_window('right')}], joinType=[{node.kind.value}], "
+        f"where=[{where}], select={_list(node.row_type.names)})"
+    )
 
 
 def _exchange(node: Exchange) -> str:

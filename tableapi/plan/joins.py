@@ -21,6 +21,7 @@ from tableapi.errors import ValidationError
 from tableapi.expressions import Call, Column, Expression, conjuncts, contains_aggregate
 from tableapi.plan.base import BinaryNode, PlanNode
 from tableapi.plan.relational import Hint
+from tableapi.plan.window_join import JoinWindows
 from tableapi.types import DataType, Field, RowType, TimeKind
 
 
@@ -100,6 +101,7 @@ class Join(BinaryNode):
     equi_keys: tuple[EquiKey, ...] | None = None
     residual: Expression | None = None
     interval: IntervalBounds | None = None  # set by the interval-join rule
+    window: JoinWindows | None = None  # set by the window-join rule
 
     def derive_row_type(self) -> RowType:
         lrow, rrow = self.left.row_type, self.right.row_type
@@ -125,11 +127,12 @@ class Join(BinaryNode):
             t = self.check_expr(self.condition, combined, "the join condition")
             if t.name not in ("BOOLEAN", "NULL"):
                 raise ValidationError(f"A join condition must be BOOLEAN; {self.condition} is {t}.")
-        if self.interval is None:
+        if self.interval is None and self.window is None:
             # A regular join materializes its inputs' rowtimes (Flink's optimizer does): they
             # keep the *ROWTIME* mark of Flink's schema but are no event time downstream, with
             # no watermark to honour (tests/conformance/README.md, difference 14). An interval
-            # join's stay rowtimes: its output's watermark is its inputs'.
+            # join's (and a window join's window_time) stay rowtimes: its output's watermark is
+            # its inputs'.
             lrow, rrow = _materialized(lrow), _materialized(rrow)
         if not self.kind.keeps_right_columns:
             return lrow

@@ -47,6 +47,13 @@ class FileSource:
     def bounded(self) -> bool:
         return self.monitor_interval_ms is None
 
+    @property
+    def read_at_once(self) -> bool:
+        """Does a streaming query read all of it in its first micro-batch (bounded, no
+        per-trigger limit among Spark's reader options)?"""
+        limits = {"maxfilespertrigger", "maxbytespertrigger"}
+        return self.bounded and not any(k.lower() in limits for k, _ in self.options)
+
     def __str__(self) -> str:
         return f"filesystem, path={self.path}, format={self.format}"
 
@@ -97,6 +104,14 @@ class NexmarkSource:
     @property
     def bounded(self) -> bool:
         return self.events_num > 0
+
+    @property
+    def read_at_once(self) -> bool:
+        """Does a streaming query generate all of it in its first micro-batch (bounded, not
+        paced by the wall clock: ``rate.limited`` or ``max-emit-speed`` = false)?"""
+        options = {k: v.lower() for k, v in self.options}
+        paced = options.get("rate.limited") == "true" or options.get("max-emit-speed") == "false"
+        return self.bounded and not paced
 
     def __str__(self) -> str:
         return f"nexmark, kind={self.kind}, events.num={self.events_num}"

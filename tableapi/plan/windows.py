@@ -143,9 +143,12 @@ class Window:
 @attrs.frozen(eq=False)
 class WindowTableFunction(UnaryNode):
     """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`` and HOP, CUMULATE, SESSION: the
-    input's rows, each once per window that holds its time, with the window's columns."""
+    input's rows, each once per window that holds its time, with the window's columns.
+    ``joined``: an input of a window join (``tableapi/rules/window_joins.py``), which runs it
+    in streaming mode."""
 
     window: Window
+    joined: bool = False
 
     def derive_row_type(self) -> RowType:
         return window_row_type(self.input.row_type, self.window)

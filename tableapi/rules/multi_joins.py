@@ -53,6 +53,7 @@ def _joinable(node: PlanNode) -> bool:
         and node.kind in (JoinKind.INNER, JoinKind.LEFT)
         and bool(node.equi_keys)
         and node.interval is None
+        and node.window is None
         and not node.hints
     )
 

@@ -16,6 +16,7 @@ from tableapi.rules.joins import (
 )
 from tableapi.rules.lookup_joins import plan_lookup_joins
 from tableapi.rules.multi_joins import merge_multi_joins
+from tableapi.rules.window_joins import window_joins
 from tableapi.rules.windows import window_aggregates
 
 
@@ -38,6 +39,7 @@ def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> Optimi
     plan = classify_interval_joins(plan)
     plan = plan_lookup_joins(plan)
     plan = window_aggregates(plan)
+    plan = window_joins(plan)
     if multi_join_max_tables is not None:
         plan = merge_multi_joins(plan, multi_join_max_tables)
     return OptimizedPlan(plan, tuple(notes))

@@ -1,8 +1,9 @@
-"""Window aggregation on Apache Flink 2.3, kept as a generated file: a few fixed cases (TUMBLE
-with an offset, HOP, CUMULATE, SESSION, late rows; and the legacy group windows, ``GROUP BY
-TUMBLE(ts, ..)``) whose answers Flink gave are in ``windows_flink.json``; the product
-(``test_windows.py``) and the Python model of the JVM operator
-(``tests/models/window_aggregate.py``, the TVF cases) must give them.
+"""Window aggregation and window joins on Apache Flink 2.3, kept as a generated file: a few
+fixed cases (TUMBLE with an offset, HOP, CUMULATE, SESSION, late rows; the legacy group
+windows, ``GROUP BY TUMBLE(ts, ..)``; window joins of each window kind) whose answers Flink
+gave are in ``windows_flink.json``; the product (``test_windows.py``, ``test_window_join.py``)
+and the Python models of the JVM operators (``tests/models/window_aggregate.py``, the TVF
+cases, ``window_join.py``) must give them.
 
 Regenerate (PyFlink in ``.flink-venv``, about 30 s)::
 
@@ -106,6 +107,34 @@ LEGACY: list[tuple[str, str, str, list[tuple[str, int, str]], int]] = [
         1,
     ),
 ]  # fmt: skip
+#: Window joins: (name, join kind, window TVF over {t}, rows of L, rows of R). Each side's
+#: rows are in time order and the watermark trails by 1 s, so no row is late however Flink
+#: interleaves the two sources (late rows: tests/integration/test_window_join.py).
+JOIN_CASES: list[tuple[str, str, str, list[tuple[str | None, int, str]], list[tuple]]] = [
+    (
+        "join-tumble-full",
+        "FULL",
+        "TUMBLE(TABLE {t}, DESCRIPTOR(ts), INTERVAL '5' SECOND)",
+        [("a", 1, "00:00:01"), ("b", 2, "00:00:03"), (None, 3, "00:00:04"),
+         ("a", 4, "00:00:07")],
+        [("a", 10, "00:00:02"), ("c", 20, "00:00:03"), (None, 30, "00:00:04"),
+         ("a", 40, "00:00:12")],
+    ),
+    (
+        "join-hop-left",
+        "LEFT",
+        "HOP(TABLE {t}, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        [("a", 1, "00:00:01"), ("b", 2, "00:00:06"), ("a", 3, "00:00:08")],
+        [("a", 10, "00:00:04"), ("b", 20, "00:00:11"), ("a", 30, "00:00:13")],
+    ),
+    (
+        "join-cumulate-inner",
+        "",
+        "CUMULATE(TABLE {t}, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:06"), ("b", 3, "00:00:09")],
+        [("a", 10, "00:00:03"), ("b", 20, "00:00:04"), ("a", 30, "00:00:08")],
+    ),
+]  # fmt: skip
 DAY = "2024-01-01 "
 
 
@@ -133,16 +162,27 @@ def all_cases() -> list[tuple[str, str, list[tuple[str, int, str]], int]]:
     return out
 
 
-def ddl(path: str, delay: int, options: str) -> str:
-    """Table E as Flink's (and the product's) DDL."""
+def join_query(kind: str, tvf: str) -> str:
+    """A window join case's query: both sides' rows and windows (NULLs where padded)."""
+    side = "(SELECT * FROM TABLE(" + tvf + "))"
     return (
-        "CREATE TABLE E (k STRING, v INT, ts TIMESTAMP(3), "
+        "SELECT L.k, L.v, R.k AS rk, R.v AS rv, L.window_start, L.window_end, "
+        f"R.window_start AS rws, R.window_end AS rwe FROM {side.format(t='L')} L {kind} JOIN "
+        f"{side.format(t='R')} R ON L.window_start = R.window_start AND "
+        "L.window_end = R.window_end AND L.k = R.k"
+    )
+
+
+def ddl(path: str, delay: int, options: str, name: str = "E") -> str:
+    """Table E (or ``name``) as Flink's (and the product's) DDL."""
+    return (
+        f"CREATE TABLE {name} (k STRING, v INT, ts TIMESTAMP(3), "
         f"WATERMARK FOR ts AS ts - INTERVAL '{delay}' SECOND) WITH ({options}"
         f"'path' = '{path}', 'format' = 'json')"
     )
 
 
-def write_rows(path: Path, rows: list[tuple[str, int, str]]) -> None:
+def write_rows(path: Path, rows: list[tuple[str | None, int, str]]) -> None:
     lines = [json.dumps({"k": k, "v": v, "ts": DAY + t + ".000"}) for k, v, t in rows]
     path.write_text("\n".join(lines) + "\n")
 
@@ -165,6 +205,20 @@ def flink_answers() -> dict[str, Any]:
                     values = [str(x) if i < 2 else x for i, x in enumerate(r)]
                     got.append([str(r.get_row_kind()), *values])
         out[name] = sorted(got)
+    for name, kind, tvf, left, right in JOIN_CASES:
+        env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        env.get_config().set("parallelism.default", "1")
+        with tempfile.TemporaryDirectory() as tmp:
+            for table, rows in (("L", left), ("R", right)):
+                (Path(tmp) / table).mkdir()
+                write_rows(Path(tmp) / table / "e.json", rows)
+                env.execute_sql(ddl(f"{tmp}/{table}", 1, "'connector' = 'filesystem', ", table))
+            got = []
+            with env.execute_sql(join_query(kind, tvf)).collect() as it:
+                for r in it:
+                    values = [x if x is None or i < 4 else str(x) for i, x in enumerate(r)]
+                    got.append([str(r.get_row_kind()), *values])
+        out[name] = sorted(got, key=json.dumps)
     return out
 
 

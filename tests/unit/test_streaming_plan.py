@@ -315,7 +315,7 @@ def test_interval_bounds_are_found(timed, bound, lower, upper):
         "IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, "
         f"leftLowerBound={lower}, leftUpperBound={upper}" in text
     )
-    assert "operator=[spark stream-stream join]" in text
+    assert "operator=[server_ext interval join processor]" in text
 
 
 def test_one_sided_or_keyless_bounds_are_regular_joins(timed):

@@ -89,7 +89,8 @@ public class OperatorPlugin implements RelationPlugin {
       "interval", new Grouped(1, IntervalJoin::create),
       "multi", new Grouped(1, MultiJoin::create),
       "aggregate", new Grouped(1, GroupAggregate::create),
-      "window_aggregate", new Grouped(2, WindowAggregate::create));
+      "window_aggregate", new Grouped(2, WindowAggregate::create),
+      "window_join", new Grouped(1, WindowJoin::create));
 
   /**
    * The relations that are not grouped operators, by wire name: {@code probe} (is the plugin
