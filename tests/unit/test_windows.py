@@ -297,3 +297,15 @@ def test_streaming_refuses_changelog_input_and_a_tvf_on_its_own(senv: TableEnvir
 def test_batch_mode_runs_what_streaming_refuses_yet(benv: TableEnvironment) -> None:
     plan = benv.sql_query(f"SELECT k, COUNT(*) FROM {TUMBLE} GROUP BY k").explain()
     assert "GroupAggregate(groupBy=[k]" in plan and "WindowTableFunction(window=[TUMBLE" in plan
+
+
+def test_a_window_join_of_sessions_is_refused(senv: TableEnvironment) -> None:
+    side = "(SELECT * FROM TABLE(SESSION(TABLE Events PARTITION BY k, DESCRIPTOR(ts), " + (
+        "INTERVAL '5' SECOND)))"
+    )
+    query = (
+        f"SELECT L.k, L.v, R.v AS rv FROM {side} L JOIN {side} R ON L.window_start = "
+        "R.window_start AND L.window_end = R.window_end AND L.k = R.k"
+    )
+    with pytest.raises(ValidationError, match="A window join of SESSION window TVFs is not"):
+        senv.sql_query(query).explain()
