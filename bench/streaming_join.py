@@ -150,6 +150,7 @@ def main() -> int:
         left, right = env.from_path("L"), env.from_path("R")
         inner = left.join(right, col("k") == col("rk"))
         outer = left.left_outer_join(right, col("k") == col("rk"))
+        env.config.set("table.exec.join.spark-native.enabled", "true")  # (b): Spark's join
         assert "operator=[spark stream-stream join]" in inner.explain(), inner.explain()
 
         def native() -> Any:

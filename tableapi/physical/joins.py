@@ -104,11 +104,11 @@ def _residual_on_keys_only(join: Join) -> bool:
 
 
 def _native(join: Join, options: StreamingOptions, left: JoinInput, right: JoinInput) -> bool:
-    """Does Spark's own stream-stream join have Flink's semantics here: an inner join of
-    insert-only inputs on equi keys, without state TTL (and not forced off by
-    ``table.exec.join.spark-native.enabled = false``, for benchmarks)?"""
+    """Run Spark's own stream-stream join: asked for (``table.exec.join.spark-native.enabled``)
+    or the only join the server has (no JVM plugin), and it has Flink's semantics here: an
+    inner join of insert-only inputs on equi keys, without state TTL."""
     return (
-        options.native_joins
+        (options.native_joins or options.jvm_plugin is False)
         and join.kind is JoinKind.INNER
         and bool(join.equi_keys)
         and not _residual_on_keys_only(join)

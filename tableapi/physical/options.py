@@ -39,7 +39,7 @@ class StreamingOptions:
     session knows of its server."""
 
     default_ttl_ms: int | None = None  # table.exec.state.ttl
-    native_joins: bool = True  # table.exec.join.spark-native.enabled
+    native_joins: bool = False  # table.exec.join.spark-native.enabled
     state_backend: StateBackend = StateBackend.HASHMAP  # state.backend.type
     # Does the server run server_ext's JVM plugin (the only runtime of stateful operators)?
     # None: not asked yet (explain before connecting), taken as yes; the streaming executor

@@ -960,10 +960,11 @@ OPERATOR_P = {"regular": 0.25, "computed": 0.25, "interval": 0.0}
 
 
 def _maybe_operator(rng: random.Random, case: Case, p: float) -> Case:
-    """Streaming cases: sometimes ``table.exec.join.spark-native.enabled=false``, so that
-    joins Spark could run natively run in server_ext's operator too. Drawn last (see above)."""
+    """Streaming cases: sometimes ``table.exec.join.spark-native.enabled=true``, so that
+    joins Spark can run natively run on Spark's join too (the default is server_ext's
+    operator). Drawn last (see above)."""
     if case["mode"] == "streaming" and rng.random() < p:
-        case["options"]["table.exec.join.spark-native.enabled"] = "false"
+        case["options"]["table.exec.join.spark-native.enabled"] = "true"
     return case
 
 

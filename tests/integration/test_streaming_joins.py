@@ -154,6 +154,7 @@ def test_insert_only_inner_join_takes_sparks_native_join(
     orders = ChangelogTable(senv, shared_dir, "Orders", ORDER_COLUMNS, op_column=None)
     products = ChangelogTable(senv, shared_dir, "Product", PRODUCT_COLUMNS, op_column=None)
     query = senv.from_path("Orders").join(senv.from_path("Product"), col("product_id") == col("id"))
+    senv.config.set("table.exec.join.spark-native.enabled", "true")  # the default: the operator
     plan = query.explain()
     assert "operator=[spark stream-stream join], stateBackend=[hashmap], changelogMode=[I]" in plan
     result = query.execute()

@@ -360,10 +360,13 @@ def test_watched_tables_set_the_trigger(senv, spark):
 def test_native_stream_stream_join(senv, spark):
     a = table(senv, "A", schema("a_k BIGINT"))
     b = table(senv, "B", schema("b_k BIGINT"))
-    compiled = stream(a.join(b, col("a_k") == col("b_k")), spark)
+    query = a.join(b, col("a_k") == col("b_k"))
+    compiled = stream(query, spark, StreamingOptions(native_joins=True))
     plan = plan_of(compiled.dataframe, spark)
     assert "join" in kinds(plan) and "extension" not in kinds(plan)
     assert compiled.state_backend is StateBackend.HASHMAP
+    default = plan_of(stream(query, spark).dataframe, spark)  # the operator's
+    assert "join" not in kinds(default) and "extension" in kinds(default)
 
 
 @pytest.mark.parametrize("method", ["left_outer_join", "full_outer_join", "semi_join", "anti_join"])
@@ -580,7 +583,8 @@ def test_a_server_without_the_plugin_refuses_stateful_queries(senv, spark):
     no_plugin = StreamingOptions(jvm_plugin=False)
     with pytest.raises(ValidationError, match=r"This query's Join cannot run: .*server_ext serve"):
         stream(a.left_outer_join(b, col("a_k") == col("b_k")), spark, no_plugin)
-    native = stream(a.join(b, col("a_k") == col("b_k")), spark, no_plugin)  # Spark's own join
+    # An inner join of insert-only inputs falls back to Spark's own join (Flink's answer).
+    native = stream(a.join(b, col("a_k") == col("b_k")), spark, no_plugin)
     assert "extension" not in kinds(plan_of(native.dataframe, spark))
 
 
@@ -592,6 +596,8 @@ def test_state_backend_option_chooses_the_store(senv, spark):
     assert stream(native, spark).state_backend is StateBackend.HASHMAP
     assert stream(native, spark, rocks).state_backend is StateBackend.ROCKSDB
     senv.config.set("state.backend.type", "rocksdb")
+    assert "join processor], stateBackend=[rocksdb]" in native.explain()
+    senv.config.set("table.exec.join.spark-native.enabled", "true")
     assert "operator=[spark stream-stream join], stateBackend=[rocksdb]" in native.explain()
     outer = a.left_outer_join(b, col("a_k") == col("b_k"))
     assert "join processor], stateBackend=[rocksdb]" in outer.explain()

@@ -115,13 +115,14 @@ def test_strategy_native_only_for_insert_only_inner_equi_joins_without_ttl(senv,
     orders, product, events = tables
     other = events.select(col("e_id").alias("x"))
     native = events.join(other, col("e_id") == col("x")).optimized().plan
-    assert join_strategy(native, StreamingOptions()) == "native"
-    assert join_strategy(native, StreamingOptions(1000)) == "operator"  # TTL: the operator
-    assert join_strategy(native, StreamingOptions(native_joins=False)) == "operator"
+    on = StreamingOptions(native_joins=True)
+    assert join_strategy(native, on) == "native"
+    assert join_strategy(native, StreamingOptions(1000, native_joins=True)) == "operator"  # TTL
+    assert join_strategy(native, StreamingOptions()) == "operator"  # the default
     changelog = orders.join(product, col("product_id") == col("id")).optimized().plan
-    assert join_strategy(changelog, StreamingOptions()) == "operator"
+    assert join_strategy(changelog, on) == "operator"
     no_key = events.join(other, col("e_id") > col("x")).optimized().plan
-    assert join_strategy(no_key, StreamingOptions()) == "operator"
+    assert join_strategy(no_key, on) == "operator"
 
 
 def test_explain_shows_operator_modes_specs_and_ttl(senv, tables):
