@@ -104,7 +104,8 @@ public final class LocalGroupAggregate implements Serializable {
 
   private LocalGroupAggregate(GroupAggregate agg, StructType input) {
     this.agg = agg;
-    int keyCount = agg.keyCount();
+    // A global aggregate (no group key) is grouped by the union's one constant key column.
+    int keyCount = Math.max(agg.keyCount(), 1);
     this.out = output(input, keyCount);
     this.keyTypes = new DataType[keyCount];
     for (int i = 0; i < keyCount; i++) keyTypes[i] = input.fields()[i].dataType();
