@@ -110,13 +110,12 @@ class SideSpec:
 
 
 @dataclass(frozen=True)
-class JoinSpec:
-    """Everything a join operator needs to know, decided at plan time (an ``OperatorSpec``
-    of ``server_ext.operators``: the ``join`` operator)."""
+class TwoInputSpec:
+    """What the operators joining two tagged inputs share (``JoinSpec``, the window join's
+    spec): the join kind, each side's fields, null-safe keys, the residual, output names;
+    their output schema, wire section and plan-time checks."""
 
-    operator: ClassVar[str] = "join"
-    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
-    version: ClassVar[int] = 1
+    operator: ClassVar[str]
 
     kind: str
     left: SideSpec
@@ -129,22 +128,20 @@ class JoinSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in JOIN_KINDS:
-            raise ValueError(f"join kind must be one of {JOIN_KINDS}, got {self.kind!r}")
-
-    @property
-    def left_outer(self) -> bool:
-        """The left side emits null-padded rows (left / full outer; semi/anti track matches)."""
-        return self.kind in (LEFT_OUTER, FULL_OUTER)
-
-    @property
-    def right_outer(self) -> bool:
-        return self.kind in (RIGHT_OUTER, FULL_OUTER)
+            name = self.operator.replace("_", " ")
+            raise ValueError(f"{name} kind must be one of {JOIN_KINDS}, got {self.kind!r}")
 
     @property
     def projects_right(self) -> bool:
         return self.kind not in SEMI_ANTI_KINDS
 
     def output_fields(self) -> tuple[tuple[str, str], ...]:
+        """The left fields, then the right ones (not for SEMI / ANTI), named by
+        ``output_names``.
+
+        >>> JoinSpec("anti", SideSpec((("a", "INT"),)), SideSpec((("b", "INT"),))).output_fields()
+        (('a', 'INT'),)
+        """
         fields = self.left.fields + (self.right.fields if self.projects_right else ())
         if self.output_names:
             if len(self.output_names) != len(fields):
@@ -170,6 +167,25 @@ class JoinSpec:
         """Plan-time checks before the spec is sent: the residual reads fields that exist
         and compiles."""
         check_residual(self.residual, len(self.left.fields), len(self.right.fields))
+
+
+@dataclass(frozen=True)
+class JoinSpec(TwoInputSpec):
+    """Everything a join operator needs to know, decided at plan time (an ``OperatorSpec``
+    of ``server_ext.operators``: the ``join`` operator)."""
+
+    operator: ClassVar[str] = "join"
+    #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
+    version: ClassVar[int] = 1
+
+    @property
+    def left_outer(self) -> bool:
+        """The left side emits null-padded rows (left / full outer; semi/anti track matches)."""
+        return self.kind in (LEFT_OUTER, FULL_OUTER)
+
+    @property
+    def right_outer(self) -> bool:
+        return self.kind in (RIGHT_OUTER, FULL_OUTER)
 
     @property
     def time_mode(self) -> str:
