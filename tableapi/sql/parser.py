@@ -50,6 +50,7 @@ from tableapi.sql.syntax import (
     Expr,
     FromItem,
     Func,
+    GroupingSets,
     HintCall,
     InList,
     InQuery,
@@ -868,23 +869,57 @@ class Parser:
             distinct = self.advance().upper == "DISTINCT"
         items = self.comma_list(self.select_item)
         from_ = where = having = None
-        group: tuple[Expr, ...] = ()
+        group: tuple[Expr | GroupingSets, ...] = ()
         if self.accept_kw("FROM"):
             from_ = self.from_clause()
         if self.accept_kw("WHERE"):
             where = self.expr()
         if self.accept_kw("GROUP"):
             self.expect_kw("BY")
-            for word in ("GROUPING", "ROLLUP", "CUBE"):
-                if self.at_kw(word):
-                    self.refuse(self.tok.start, f"GROUP BY {word}")
-            group = self.comma_list(self.expr)
+            group = self.comma_list(self.group_item)
         if self.accept_kw("HAVING"):
             having = self.expr()
         for word in ("WINDOW", "QUALIFY"):
             if self.at_kw(word):
                 self.refuse(self.tok.start, f"The {word} clause")
         return Select(hints, distinct, items, from_, where, group, having, self.span_from(start))
+
+    def group_item(self) -> Expr | GroupingSets:
+        """A GROUP BY item: an expression, ``GROUPING SETS (set, ...)`` (a set is ``(a, b)``,
+        ``a`` or ``()``), ``ROLLUP (a, b)`` (the sets ``(a, b), (a), ()``) or ``CUBE (a, b)``
+        (every subset, largest first)."""
+        start = self.tok.start
+        if self.at_kw("GROUPING") and self.peek().upper == "SETS":
+            self.advance()
+            self.advance()
+            self.expect_op("(")
+            sets = self.comma_list(self.grouping_set)
+            self.expect_op(")")
+            return GroupingSets(sets, self.span_from(start))
+        if self.at_kw("ROLLUP", "CUBE") and self.peek().text == "(":
+            word = self.advance().upper
+            self.expect_op("(")
+            keys = self.comma_list(self.expr)
+            self.expect_op(")")
+            if word == "ROLLUP":
+                sets = tuple(keys[:n] for n in range(len(keys), -1, -1))
+            else:  # Calcite's order: by the keys left out, as bits, the first key highest
+                n = len(keys)
+                sets = tuple(
+                    tuple(k for i, k in enumerate(keys) if not out >> (n - 1 - i) & 1)
+                    for out in range(2**n)
+                )
+            return GroupingSets(sets, self.span_from(start))
+        return self.expr()
+
+    def grouping_set(self) -> tuple[Expr, ...]:
+        if self.accept_op("("):
+            if self.accept_op(")"):
+                return ()
+            keys = self.comma_list(self.expr)
+            self.expect_op(")")
+            return keys
+        return (self.expr(),)
 
     def hints(self) -> tuple[HintCall, ...]:
         """``/*+ NAME(args), NAME('k' = 'v', ...) */``."""

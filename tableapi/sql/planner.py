@@ -39,6 +39,7 @@ from tableapi.catalog import ObjectIdentifier
 from tableapi.errors import SqlParserError, SqlValidationError, ValidationError
 from tableapi.expressions import (
     Call,
+    Cast,
     Column,
     Expression,
     Literal,
@@ -48,6 +49,7 @@ from tableapi.expressions import (
     col,
     contains_aggregate,
     if_then_else,
+    is_aggregate,
     lit,
     row,
     strip_alias,
@@ -460,18 +462,78 @@ class SqlPlanner:
                     "SELECT * is not allowed with GROUP BY or aggregates: "
                     "list the group keys and the aggregates.",
                 )
-        windows = [g for g in sel.group_by if _group_window_call(g)]
+        if any(isinstance(g, S.GroupingSets) for g in sel.group_by):
+            return self.grouping_sets(table, scope, sel, items, order)
+        return self.grouped(table, scope, sel, items, order)
+
+    def grouping_sets(
+        self,
+        table: Table,
+        scope: Scope,
+        sel: S.Select,
+        items: list[tuple[Any, str | None, S.Span]],
+        order: tuple[S.OrderItem, ...],
+    ) -> tuple[Table, list[str], list[str]]:
+        """``GROUP BY k, GROUPING SETS ((a, b), (a), ())`` (and ROLLUP, CUBE): the UNION ALL
+        of one aggregation per set (the plain keys in each), a key outside a set read as a
+        NULL of its type in that set's rows (not inside aggregate calls: ``SUM(a)`` still sums
+        ``a``). Each set's aggregation is what its GROUP BY alone plans (a window aggregation
+        when it groups by ``window_start`` and ``window_end``), so the rows and changelog are
+        Flink's (one row per set and group; insert-only over windows)."""
+        plain = tuple(g for g in sel.group_by if not isinstance(g, S.GroupingSets))
+        combos: list[tuple[S.Expr, ...]] = [plain]
+        for g in sel.group_by:
+            if isinstance(g, S.GroupingSets):
+                combos = [c + s for c in combos for s in g.sets]
+        every = [g for c in combos for g in c if not _group_window_call(g)]
+        planned: dict[tuple[Any, ...], Expression] = {}
+        for g in every:
+            e = self.expr(g, scope, aggregates=False, clause="GROUP BY")
+            planned.setdefault(strip_alias(e).key(), strip_alias(e))
+        result = None
+        for combo in combos:
+            present = {
+                strip_alias(self.expr(g, scope, aggregates=False, clause="GROUP BY")).key()
+                for g in combo
+                if not _group_window_call(g)
+            }
+            with self.at(sel.span):
+                nulls: dict[tuple[Any, ...], Expression] = {
+                    k: Cast(lit(None, "NULL"), e.type_in(table.row_type).with_nullable(True))
+                    for k, e in planned.items()
+                    if k not in present
+                }
+            one, names, sort = self.grouped(
+                table, scope, attrs.evolve(sel, group_by=combo), items, order, nulls
+            )
+            result = one if result is None else result.union_all(one)
+        assert result is not None
+        return result, names, sort
+
+    def grouped(
+        self,
+        table: Table,
+        scope: Scope,
+        sel: S.Select,
+        items: list[tuple[Any, str | None, S.Span]],
+        order: tuple[S.OrderItem, ...],
+        nulls: dict[tuple[Any, ...], Expression] | None = None,
+    ) -> tuple[Table, list[str], list[str]]:
+        """One GROUP BY (its keys, perhaps a legacy group window); ``nulls``: the keys of
+        the query's other grouping sets, NULL in this one's rows."""
+        group = [g for g in sel.group_by if not isinstance(g, S.GroupingSets)]
+        windows = [g for g in group if _group_window_call(g)]
         if len(windows) > 1:
             raise self.error(windows[1].span, "Only a single window group function may be used "
                              "in GROUP BY.")  # fmt: skip
-        others = [g for g in sel.group_by if not _group_window_call(g)]
+        others = [g for g in group if not _group_window_call(g)]
         keys = [self.expr(g, scope, aggregates=False, clause="GROUP BY") for g in others]
         outer_window, self._group_window = self._group_window, None  # this block's own
         if windows:
             table, window_keys = self.group_window(table, scope, windows[0], keys, sel)
             keys = [*window_keys, *keys]
         try:
-            return self._aggregate(table, scope, sel, items, order, keys)
+            return self._aggregate(table, scope, sel, items, order, keys, nulls or {})
         finally:
             self._group_window = outer_window
 
@@ -538,14 +600,15 @@ class SqlPlanner:
         items: list[tuple[Any, str | None, S.Span]],
         order: tuple[S.OrderItem, ...],
         keys: list[Expression],
+        nulls: dict[tuple[Any, ...], Expression],
     ) -> tuple[Table, list[str], list[str]]:
-        exprs = [self.expr(e, scope, aggregates=True) for e, _, _ in items]
+        exprs = [_nulled(self.expr(e, scope, aggregates=True), nulls) for e, _, _ in items]
         names = _unique_names([self.output_name(e, a, i) for i, (e, a, _) in enumerate(items)])
         fields = _aliased(exprs, names)
         sort, hidden = self.order_keys(order, exprs, names, scope, aggregates=True)
         having = None
         if sel.having is not None:
-            having = self.expr(sel.having, scope, aggregates=True, clause="HAVING")
+            having = _nulled(self.expr(sel.having, scope, aggregates=True, clause="HAVING"), nulls)
             over_output = _over_output(having, exprs, names)
             if over_output is None:
                 hidden.append(having.alias("$having"))
@@ -1401,6 +1464,15 @@ def _walk(e: Any) -> Iterator[Any]:
                         yield from _walk(x)
             elif attrs.has(type(v)) and not isinstance(v, S.Span | S.Query):
                 yield from _walk(v)
+
+
+def _nulled(e: Expression, nulls: dict[tuple[Any, ...], Expression]) -> Expression:
+    """``e`` with each key of ``nulls`` (outside aggregate calls) replaced by its NULL."""
+    if not nulls or is_aggregate(e):
+        return e
+    if e.key() in nulls:
+        return nulls[e.key()]
+    return e.with_children(tuple(_nulled(c, nulls) for c in e.children()))
 
 
 def _group_window_call(e: S.Expr) -> bool:

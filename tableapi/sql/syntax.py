@@ -227,6 +227,15 @@ Expr = Union[  # noqa: UP007 (the alias is evaluated at import: keep Python 3.10
 ]
 
 
+@attrs.frozen
+class GroupingSets:
+    """``GROUPING SETS ((a, b), (a), ())`` in a GROUP BY; ``ROLLUP (a, b)`` and ``CUBE (a, b)``
+    are parsed into the sets they stand for."""
+
+    sets: tuple[tuple[Expr, ...], ...]
+    span: Span
+
+
 # -- queries ---------------------------------------------------------------------------------
 
 
@@ -343,7 +352,7 @@ class Select:
     items: tuple[SelectItem, ...]
     from_: FromItem | None
     where: Expr | None
-    group_by: tuple[Expr, ...]
+    group_by: tuple[Expr | GroupingSets, ...]
     having: Expr | None
     span: Span
 

@@ -1,5 +1,6 @@
-"""Exactly-once across a crash: every join family, a join followed by an aggregation, and a
-join's aggregation written into PostgreSQL, the server killed at random points.
+"""Exactly-once across a crash: every join family, a join followed by an aggregation, a
+join's aggregation written into PostgreSQL, a window aggregation and a window join, the
+server killed at random points.
 
 Each family's query runs with ``execution.checkpointing.dir`` + ``pipeline.name`` over
 changelog files fed in rounds (the lookup join's dimension table is a SQLite file). The
@@ -38,6 +39,7 @@ import pytest
 
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, col, lit
 from tableapi.result import StreamingTableResult, apply_changelog
+from tableapi.window import Tumble
 from tests.integration.changelog_files import Change, ChangelogTable
 from tests.integration.jdbc_tables import SinkDatabase
 from tests.postgres import PostgresServer
@@ -134,6 +136,29 @@ def _join_totals(env: TableEnvironment) -> Table:
     )
 
 
+def _window_aggregate(env: TableEnvironment) -> Table:
+    """Orders per hour (the Table API's Tumble: a window aggregation), its windows' state
+    checkpointed until the watermark of a later round fires them."""
+    w = Tumble.over(lit(1).hours).on(col("o_rowtime")).alias("w")
+    return (
+        env.from_path("IOrders")
+        .window(w)
+        .group_by(col("w"))
+        .select(col("w").start.alias("ws"), lit(1).count.alias("n"), col("order_id").sum)
+    )
+
+
+def _window_join(env: TableEnvironment) -> Table:
+    """Orders and shipments of the same order in the same hour (a window join)."""
+    tvf = "TABLE(TUMBLE(TABLE {}, DESCRIPTOR({}), INTERVAL '1' HOUR))"
+    return env.sql_query(
+        f"SELECT o.order_id, o.window_start, s.s_rowtime FROM "
+        f"(SELECT * FROM {tvf.format('IOrders', 'o_rowtime')}) o JOIN "
+        f"(SELECT * FROM {tvf.format('Ships', 's_rowtime')}) s ON o.order_id = s.s_order_id "
+        "AND o.window_start = s.window_start AND o.window_end = s.window_end"
+    )
+
+
 SINK_COLUMNS = (("product_id", "BIGINT"), ("qty", "BIGINT"), ("n", "BIGINT"), ("price", "BIGINT"))
 FAMILIES = (
     Family("inner", _regular("join")),
@@ -146,6 +171,8 @@ FAMILIES = (
     Family("temporal", _temporal),
     Family("multi", _multi, (("table.optimizer.multi-join.enabled", "true"),)),
     Family("lookup", _lookup),
+    Family("window-aggregate", _window_aggregate),
+    Family("window-join", _window_join),
 )
 CUSTOMERS = [(c, f"customer-{c}") for c in range(1, 4)]  # customer 4 is missing: padded
 

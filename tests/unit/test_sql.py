@@ -701,3 +701,24 @@ def test_a_statements_rows_are_a_list_and_a_context_manager_as_pyflinks() -> Non
     env = sql_env("batch")
     with env.execute_sql("SHOW TABLES").collect() as rows:
         assert "Orders" in [row[0] for row in rows]
+
+
+def test_grouping_sets_rollup_and_cube_parse_into_their_sets() -> None:
+    def sets(group_by: str) -> list[list[str]]:
+        q = parse_statement(f"SELECT 1 FROM T GROUP BY {group_by}")
+        item = q.query.body.group_by[-1]  # type: ignore[attr-defined]
+        return [[k.parts[-1] for k in s] for s in item.sets]
+
+    assert sets("ROLLUP (a, b)") == [["a", "b"], ["a"], []]
+    assert sets("CUBE (a, b)") == [["a", "b"], ["a"], ["b"], []]
+    assert sets("k, GROUPING SETS ((a, b), a, ())") == [["a", "b"], ["a"], []]
+
+
+def test_grouping_sets_are_one_aggregation_per_set(senv: TableEnvironment) -> None:
+    q = senv.sql_query(
+        "SELECT currency, amount, COUNT(*) AS n FROM Orders GROUP BY GROUPING SETS "
+        "((currency, amount), (currency), ())"
+    )
+    plan = q.explain().split("== Optimized Physical Plan ==")[1]
+    assert plan.count("GroupAggregate(") == 3 and "Union(all=[true]" in plan
+    assert "CAST(NULL AS INT) AS amount" in plan
