@@ -14,9 +14,10 @@ best ``rank_end`` rows in order (``order``: field index, ascending; NULL first a
 last descending; ties in arrival order, the later row first when ``keep_last``: Flink's
 keep-last deduplication); an event-time timer at ``window_end - 1`` emits the rows ranked
 ``rank_start..rank_end`` (``+I``, then the row number when ``output_rank``) once the
-watermark reaches it, and drops the window. ``late_rows_dropped`` (over a window TVF): a row
-whose window has fired is dropped; over a window aggregation a window's rows arrive in the
-micro-batch that fires it.
+watermark reaches it, and drops the window; a row whose window has fired is late and
+dropped. ``fired_input`` (over a window aggregation's rows): a window's rows all arrive in
+the one micro-batch that fires the window upstream, so they are ranked and emitted at once,
+nothing kept.
 
 Like ``joins/spec.py``, this module must not import ``tableapi``.
 
@@ -59,7 +60,7 @@ class WindowRankSpec:
     rank_start: int = 1
     output_rank: bool = True
     keep_last: bool = False
-    late_rows_dropped: bool = True
+    fired_input: bool = False
     output_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -89,7 +90,7 @@ class WindowRankSpec:
             "rank_end": self.rank_end,
             "output_rank": self.output_rank,
             "keep_last": self.keep_last,
-            "late_rows_dropped": self.late_rows_dropped,
+            "fired_input": self.fired_input,
         }
 
     def check(self) -> None:

@@ -85,8 +85,8 @@ class StreamExecWindowRank(StreamExecOperator):
         """The operator's spec: the input's fields, the sort keys by index, the range.
 
         >>> spec = _example("rn = 1", "ts DESC").operator_spec()
-        >>> spec.order, spec.keep_last, spec.late_rows_dropped, spec.output_names[-1]
-        (((2, False),), True, True, 'w0$o0')
+        >>> spec.order, spec.keep_last, spec.fired_input, spec.output_names[-1]
+        (((2, False),), True, False, 'w0$o0')
         """
         node = self.rank
         row = node.input.row_type
@@ -98,7 +98,7 @@ class StreamExecWindowRank(StreamExecOperator):
             rank_start=node.rank_start,
             output_rank=node.output_rank,
             keep_last=node.deduplicate and not node.order[0][1],
-            late_rows_dropped=node.over_tvf,
+            fired_input=not node.over_tvf,
             output_names=node.row_type.names,
         )
 

@@ -42,8 +42,8 @@ def windowed_input(node: PlanNode) -> tuple[Window, dict[str, str], bool] | None
     """``node``'s windows if its rows are a window TVF's or a window aggregation's (through
     projections of columns, filters and window ranks): the window, which of its columns are
     the window's bounds (column -> ``window_start`` / ``window_end``) and whether the rows
-    come from a window TVF (False: from a window aggregation, which emits a window's rows
-    once the window has ended). None when ``node`` is not windowed.
+    come straight from a window TVF (False: from a window aggregation or a window rank, which
+    emit a window's rows once the window has ended). None when ``node`` is not windowed.
 
     >>> from tableapi.plan import ElementsSource, Scan
     >>> from tableapi.plan.windows import WindowKind
@@ -57,9 +57,10 @@ def windowed_input(node: PlanNode) -> tuple[Window, dict[str, str], bool] | None
     ({'we': 'window_end'}, True)
     """
     renames: list[dict[str, str]] = []  # per projection: its output column -> its input's
+    ranked = False  # through a window rank: its rows come when their windows have ended
     while True:
         if isinstance(node, WindowTableFunction):
-            window, tvf = node.window, True
+            window, tvf = node.window, not ranked
             break
         if isinstance(node, WindowAggregate):
             window, tvf = node.window, False
@@ -72,7 +73,9 @@ def windowed_input(node: PlanNode) -> tuple[Window, dict[str, str], bool] | None
         if isinstance(node, Project):
             pairs = zip(node.exprs, node.names, strict=True)
             renames.append({n: e.name for e, n in pairs if isinstance(e, Column)})
-        elif not isinstance(node, Filter | WindowRank):  # a rank keeps its input's columns
+        elif isinstance(node, WindowRank):  # it keeps its input's columns
+            ranked = True
+        elif not isinstance(node, Filter):
             return None
         node = node.input
     return window, _follow({WINDOW_START: WINDOW_START, WINDOW_END: WINDOW_END}, renames), tvf

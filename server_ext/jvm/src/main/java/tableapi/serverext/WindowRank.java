@@ -28,8 +28,10 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>The union's {@code __t} is the row's {@code window_end} in epoch ms (a window's end names
  * it, as Flink keys its window state). Over a window TVF a row whose window has fired is late
- * and dropped; over a window aggregation ({@code late_rows_dropped} false) a window's rows come
- * in the micro-batch whose watermark fires it, and are ranked in that batch.
+ * and dropped. Over a window operator's rows (a window aggregation's, {@code fired_input}) a
+ * window's rows all come in the one micro-batch that fires it upstream (one watermark per
+ * batch fires it for every key): they are ranked and emitted at once, nothing kept (Spark may
+ * hold this operator's watermark a batch behind its input's).
  *
  * <p>State value (beside the key's timers): {@code byte FORMAT; varint n; n x (zigzag end,
  * varint m, m x row)}, rows in rank order; timers (event time, {@code end - 1}, tag 0).
@@ -49,11 +51,11 @@ final class WindowRank implements FlatMapGroupsWithStateFunction<Row, Row, byte[
   /**
    * The {@code window_rank} section ({@code WindowRankSpec.wire_section()}): the input row's
    * fields, the sort keys (field index, ascending), the rank range, whether the row number is
-   * output, whether ties keep the later row (keep-last deduplication) and whether late rows are
-   * dropped (over a window TVF).
+   * output, whether ties keep the later row (keep-last deduplication) and whether the input's
+   * windows have fired (a window operator's rows: ranked as they come).
    */
   record Spec(List<Specs.Field> input, int[] orderBy, boolean[] ascending, long rankStart,
-      long rankEnd, boolean outputRank, boolean keepLast, boolean lateRowsDropped)
+      long rankEnd, boolean outputRank, boolean keepLast, boolean firedInput)
       implements java.io.Serializable {
     static Spec parse(Specs.Envelope envelope) {
       String where = "window_rank";
@@ -77,7 +79,7 @@ final class WindowRank implements FlatMapGroupsWithStateFunction<Row, Row, byte[
             where + ": needs sort keys and a rank range 1 <= start <= end, got " + s);
       }
       return new Spec(input, by, asc, start, end, s.path("output_rank").asBoolean(true),
-          s.path("keep_last").asBoolean(false), s.path("late_rows_dropped").asBoolean(true));
+          s.path("keep_last").asBoolean(false), s.path("fired_input").asBoolean(false));
     }
   }
 
@@ -127,6 +129,7 @@ final class WindowRank implements FlatMapGroupsWithStateFunction<Row, Row, byte[
   @Override
   public Iterator<Row> call(Row key, Iterator<Row> rows, GroupState<byte[]> state) {
     if (format == null) format = new RowCodec.RowFormat(row, java8Time);
+    if (spec.firedInput()) return rankAtOnce(rows);
     long watermark = state.getCurrentWatermarkMs(); // fired: end - 1 <= watermark
     TimerService timers = TimerService.load(state);
     TreeMap<Long, List<Object[]>> windows = decode(timers.value());
@@ -136,7 +139,7 @@ final class WindowRank implements FlatMapGroupsWithStateFunction<Row, Row, byte[
         if (kind != Wire.INSERT) throw Rows.notInsertOnly("window rank", kind);
         if (r.isNullAt(timeAt)) continue; // no window: the TVF assigns every row one
         long end = r.getLong(timeAt);
-        if (spec.lateRowsDropped() && end - 1 <= watermark) continue; // fired: late, dropped
+        if (end - 1 <= watermark) continue; // its window has fired: late, dropped
         insert(windows.computeIfAbsent(end, x -> new ArrayList<>()),
             union.fields(r, format.width));
         timers.register(TimerService.Domain.EVENT_TIME, end - 1, 0);
@@ -146,14 +149,33 @@ final class WindowRank implements FlatMapGroupsWithStateFunction<Row, Row, byte[
     for (TimerService.Timer t = timers.pollDue(watermark, Long.MIN_VALUE); t != null;
         t = timers.pollDue(watermark, Long.MIN_VALUE)) {
       List<Object[]> ranked = windows.remove(t.time() + 1);
-      if (ranked == null) continue;
-      for (int i = (int) spec.rankStart() - 1; i < ranked.size(); i++) {
-        out.add(output(ranked.get(i), i + 1));
-      }
+      if (ranked != null) emit(ranked, out);
     }
     timers.value(windows.isEmpty() ? null : encode(windows));
     timers.save(state, TimerService.Domain.EVENT_TIME);
     return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  /** A fired input's rows: each window's ranked and emitted now (window ends in order). */
+  private Iterator<Row> rankAtOnce(Iterator<Row> rows) {
+    TreeMap<Long, List<Object[]>> windows = new TreeMap<>();
+    for (Row r : union.ordered(rows)) {
+      byte kind = union.kind(r);
+      if (kind != Wire.INSERT) throw Rows.notInsertOnly("window rank", kind);
+      if (r.isNullAt(timeAt)) continue;
+      insert(windows.computeIfAbsent(r.getLong(timeAt), x -> new ArrayList<>()),
+          union.fields(r, format.width));
+    }
+    List<Row> out = new ArrayList<>();
+    for (List<Object[]> ranked : windows.values()) emit(ranked, out);
+    return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  /** A window's rows ranked {@code rank_start..rank_end}, with their row numbers. */
+  private void emit(List<Object[]> ranked, List<Row> out) {
+    for (int i = (int) spec.rankStart() - 1; i < ranked.size(); i++) {
+      out.add(output(ranked.get(i), i + 1));
+    }
   }
 
   /**
