@@ -76,12 +76,12 @@ from tiers import (
     product_run,
     product_runs,
     server_url,
+    spark_comparison,
 )
 
 from server_ext.conf import HDFS_PROVIDER
 from tableapi import Schema, Table, TableDescriptor, TableEnvironment, col, lit
 from tableapi.config import MINI_BATCH_ENABLED, MINI_BATCH_LATENCY, MINI_BATCH_SIZE
-from tableapi.result import tableau
 from tests.conformance.flink_env import VENV_DIR, ensure_flink_jar
 
 QUICK = {"changes": 100_000, "orders": 10_000, "products": 1_000, "rows": 100_000, "runs": 1}
@@ -307,47 +307,6 @@ def spark_floors(spark: Any, root: Path, runs: int) -> dict[str, float]:
     return medians
 
 
-def spark_table(product: Windows, spark: Windows, runs: int) -> str:
-    """The insert-only comparison, in the Flink comparison's shape; raises if the rows differ."""
-    table = tableau(
-        [
-            "workload",
-            "product end-to-end s",
-            "Spark end-to-end s",
-            "ratio",
-            "product engine s",
-            "Spark engine s",
-            "ratio",
-            "rows (product = Spark)",
-        ],
-        [
-            (
-                "insert-only",
-                product.show("end_to_end"),
-                spark.show("end_to_end"),
-                f"{product.median('end_to_end') / spark.median('end_to_end'):.2f}x",
-                product.show("engine"),
-                spark.show("engine"),
-                f"{product.median('engine') / spark.median('engine'):.2f}x",
-                f"{product.rows:,}"
-                if product.rows == spark.rows
-                else f"{product.rows:,} != {spark.rows:,}",
-            )
-        ],
-    )
-    if product.rows != spark.rows:
-        raise AssertionError(f"{table}\nthe product's and Spark's result rows differ")
-    notes = (
-        f"Median (fastest-slowest) of {runs} timed runs after one warm-up, same CSV files, "
-        "HDFS-backed state store on both. End to end: the product from building the Table API "
-        "query to the end of its insert into a blackhole table; Spark from building the "
-        "DataFrame and start() (update mode, noop sink) to awaitTermination(). Engine: "
-        "triggerExecution summed over the query's batches. Rows: the product's "
-        "execute().materialize(); Spark's distinct keys in a memory sink (one more run each)."
-    )
-    return f"{table}\n{notes}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=1_000_000, help="W5 order changes")
@@ -423,7 +382,7 @@ def main() -> int:
         print(comparison([("W5", product["W5"], flink)], args.runs))
         print()
         print("The same aggregate over insert-only rows (vs Spark's streaming aggregation)")
-        print(spark_table(product["insert-only"], spark, args.runs))
+        print(spark_comparison("insert-only", product["insert-only"], spark, args.runs))
         print()
         flink_engine = flink.median("engine")
         floor, spark_join = floors["read and shuffle"], floors["Spark's join"]

@@ -227,6 +227,48 @@ def comparison(rows: list[tuple[str, Windows, Windows]], runs: int) -> str:
     return f"{table}\n{notes}"
 
 
+def spark_comparison(label: str, product: Windows, spark: Windows, runs: int) -> str:
+    """The comparison with Spark's own operators (one workload, ``label``), in the Flink
+    comparison's shape; raises if the rows differ."""
+    table = tableau(
+        [
+            "workload",
+            "product end-to-end s",
+            "Spark end-to-end s",
+            "ratio",
+            "product engine s",
+            "Spark engine s",
+            "ratio",
+            "rows (product = Spark)",
+        ],
+        [
+            (
+                label,
+                product.show("end_to_end"),
+                spark.show("end_to_end"),
+                f"{product.median('end_to_end') / spark.median('end_to_end'):.2f}x",
+                product.show("engine"),
+                spark.show("engine"),
+                f"{product.median('engine') / spark.median('engine'):.2f}x",
+                f"{product.rows:,}"
+                if product.rows == spark.rows
+                else f"{product.rows:,} != {spark.rows:,}",
+            )
+        ],
+    )
+    if product.rows != spark.rows:
+        raise AssertionError(f"{table}\nthe product's and Spark's result rows differ")
+    notes = (
+        f"Median (fastest-slowest) of {runs} timed runs after one warm-up, same CSV files, "
+        "HDFS-backed state store on both. End to end: the product from building the Table API "
+        "query to the end of its insert into a blackhole table; Spark from building the "
+        "DataFrame and start() (noop sink) to awaitTermination(). Engine: "
+        "triggerExecution summed over the query's batches. Rows: the product's "
+        "execute().materialize(); Spark's rows in a memory sink (one more run each)."
+    )
+    return f"{table}\n{notes}"
+
+
 def goal(name: str, value: float, limit: float) -> str:
     """A goal line: ``name = value (goal <= limit): met | MISSED``."""
     return f"{name} = {value:.2f} (goal <= {limit}): {'met' if value <= limit else 'MISSED'}"

@@ -18,6 +18,8 @@ Streaming mode (each result printed as Flink prints a changelog: ``+I[...]``, ``
 7. Results into a database: order changes joined with that SQLite table, aggregated per
    country and upserted into a SQLite table by the ``jdbc`` sink, one transaction per
    micro-batch; prints the table after each file.
+8. Windows: clicks counted per user and 10-minute TUMBLE window (Flink SQL, and the Table
+   API's ``Tumble``), and a window join of clicks with purchases in the same window.
 
 The same programs, one per file and with more comments, are in ``examples/``.
 
@@ -46,6 +48,7 @@ from tableapi.environment import TableEnvironment
 from tableapi.expressions import col, lit
 from tableapi.result import StreamingTableResult
 from tableapi.schema import Schema
+from tableapi.window import Tumble
 
 
 def _header(title: str) -> None:
@@ -234,6 +237,13 @@ SINK_STEPS: list[tuple[str, list[tuple[str, int, int, int]]]] = [
      [("-U", 200, 1, 25), ("+U", 200, 1, 30), ("-D", 201, 2, 10), ("+I", 203, 1, 5),
       ("+I", 204, 9, 7)]),
 ]  # fmt: skip
+
+
+#: Part 8: clicks (user, url, time) and purchases (user, amount, time), one day's morning.
+WINDOW_CLICKS = [("alice", "/home", "10:01"), ("bob", "/shoes", "10:03"),
+                 ("alice", "/shoes", "10:07"), ("alice", "/cart", "10:12"),
+                 ("bob", "/home", "10:14"), ("carol", "/home", "10:26")]  # fmt: skip
+WINDOW_PURCHASES = [("alice", 30, "10:09"), ("bob", 15, "10:18"), ("carol", 8, "10:21")]
 
 
 def _changelog_file(directory: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -486,10 +496,65 @@ def jdbc_sink(env: TableEnvironment, root: Path) -> None:
         insert.cancel()
 
 
+def windows(env: TableEnvironment, root: Path) -> None:
+    """Part 8: a window aggregation (in SQL and with the Table API's Tumble) and a window
+    join, over bounded files in streaming mode."""
+    _header("8. Streaming: windows, a TUMBLE aggregation and a window join")
+    day = "2026-11-23"
+    for name, second, rows in (
+        ("Clicks", ("url", "STRING"), WINDOW_CLICKS),
+        ("Purchases", ("amount", "INT"), WINDOW_PURCHASES),
+    ):
+        schema = (
+            Schema.new_builder()
+            .column("user_name", "STRING")
+            .column(*second)
+            .column("ts", "TIMESTAMP(3)")
+            .watermark("ts", "ts - INTERVAL '1' MINUTE")
+            .build()
+        )
+        timed = [(u, x, f"{day} {t}:00") for u, x, t in rows]
+        _json_table(env, name, root / name, schema, ["user_name", second[0], "ts"], timed)
+    print("-- clicks per user and 10-minute window: one +I row per window and user, emitted")
+    print("   when the watermark passes the window's end (here: the end of the bounded files)")
+    per_window = env.sql_query("""
+        SELECT window_start, window_end, user_name, COUNT(*) AS clicks
+        FROM TABLE(TUMBLE(TABLE Clicks, DESCRIPTOR(ts), INTERVAL '10' MINUTE))
+        GROUP BY window_start, window_end, user_name""")
+    counted = sorted(per_window.execute().collect(), key=lambda r: (r[0], r[2]))
+    for change in counted:
+        print(repr(change))
+    print("-- the same with the Table API's group window:")
+    print("   t.window(Tumble.over(lit(10).minutes).on(col('ts')).alias('w'))")
+    print("    .group_by(col('w'), col('user_name')).select(col('w').start, ...)")
+    w = Tumble.over(lit(10).minutes).on(col("ts")).alias("w")
+    api = (
+        env.from_path("Clicks")
+        .window(w)
+        .group_by(col("w"), col("user_name"))
+        .select(col("w").start.alias("window_start"), col("user_name"), lit(1).count.alias("n"))
+    )
+    api_rows = sorted(tuple(r) for r in api.execute().collect())
+    same = api_rows == sorted((r[0], r[2], r[3]) for r in counted)
+    print(f"   {len(api_rows)} rows, {'the same' if same else 'NOT the same'} windows and counts")
+    print("-- a window join: each user's clicks and purchases in the same 10-minute window")
+    joined = env.sql_query("""
+        SELECT c.user_name, c.window_start, c.url, p.amount
+        FROM (SELECT * FROM TABLE(TUMBLE(TABLE Clicks, DESCRIPTOR(ts), INTERVAL '10' MINUTE))) c
+        JOIN (SELECT * FROM TABLE(TUMBLE(TABLE Purchases, DESCRIPTOR(ts), INTERVAL '10' MINUTE))) p
+        ON c.window_start = p.window_start AND c.window_end = p.window_end
+           AND c.user_name = p.user_name""")
+    plan = joined.explain().split("== Optimized Physical Plan ==")[1]
+    node = next(line for line in plan.splitlines() if "WindowJoin(" in line)
+    print("   " + node[node.index("WindowJoin(") :][:88] + " ...")
+    for change in sorted(joined.execute().collect(), key=lambda r: (r[1], r[0], r[2])):
+        print(repr(change))
+
+
 def streaming_joins(remote: str | None, root: Path) -> None:
-    """Parts 4-7, each in its own streaming environment on the server at ``remote`` (None:
+    """Parts 4-8, each in its own streaming environment on the server at ``remote`` (None:
     the embedded one), with their files under ``root``."""
-    for part in (changelog_join, event_time_temporal_join, lookup_join, jdbc_sink):
+    for part in (changelog_join, event_time_temporal_join, lookup_join, jdbc_sink, windows):
         started = time.monotonic()
         env = TableEnvironment.create(mode="streaming", remote=remote)
         try:
@@ -500,7 +565,7 @@ def streaming_joins(remote: str | None, root: Path) -> None:
 
 
 def main(env: TableEnvironment | None = None) -> None:
-    """Run the demo, batch parts 1-3 then streaming parts 4-7; without ``env``, on an
+    """Run the demo, batch parts 1-3 then streaming parts 4-8; without ``env``, on an
     embedded server started once."""
     own_env = env is None
     env = env or TableEnvironment.create()
@@ -546,4 +611,5 @@ __all__ = [
     "main",
     "regular_join",
     "streaming_joins",
+    "windows",
 ]

@@ -519,6 +519,44 @@ class Expression:
         """
         return self._interval("milliseconds")
 
+    # group window properties: col("w").start where w is a group window's alias
+    @property
+    def start(self) -> Expression:
+        """The start of the group window this alias names (``TIMESTAMP(3)``), in the
+        ``select`` of ``t.window(w).group_by(col("w"), ...)`` (``tableapi.window``).
+
+        >>> str(col("w").start)
+        'start(w)'
+        """
+        return WindowProperty("start", _alias_of(self, "start"))
+
+    @property
+    def end(self) -> Expression:
+        """The end of the group window this alias names (exclusive).
+
+        >>> str(col("w").end)
+        'end(w)'
+        """
+        return WindowProperty("end", _alias_of(self, "end"))
+
+    @property
+    def rowtime(self) -> Expression:
+        """The group window's rowtime (its end - 1 ms), a time attribute for a later window.
+
+        >>> str(col("w").rowtime)
+        'rowtime(w)'
+        """
+        return WindowProperty("rowtime", _alias_of(self, "rowtime"))
+
+    @property
+    def proctime(self) -> Expression:
+        """The processing-time group window's time attribute (its end - 1 ms).
+
+        >>> str(col("w").proctime)
+        'proctime(w)'
+        """
+        return WindowProperty("proctime", _alias_of(self, "proctime"))
+
     # singular spellings as in PyFlink (lit(1).hour)
     day = days
     hour = hours
@@ -774,6 +812,44 @@ class UserCall(Expression):
 
     def __str__(self) -> str:
         return f"{self.function.name}({', '.join(map(str, self.args))})"
+
+
+def _alias_of(e: Expression, prop: str) -> str:
+    if not isinstance(e, Column):
+        raise ValidationError(
+            f".{prop} follows a group window's alias, as in col('w').{prop}; got {e}."
+        )
+    return e.name
+
+
+@attrs.frozen(eq=False, repr=False)
+class WindowProperty(Expression):
+    """``col("w").start`` (``end``, ``rowtime``, ``proctime``): a property of the group window
+    aliased ``w``, read in the ``select`` of a windowed, grouped table.
+
+    >>> col("w").end.key()
+    ('WindowProperty', 'end', 'w')
+    """
+
+    name: str  # start, end, rowtime, proctime
+    window: str  # the window's alias
+
+    def type_in(self, row: RowType) -> DataType:
+        raise ValidationError(
+            "Window properties can only be used on windowed tables: "
+            f"{self} is a property of the group window {self.window!r}; it is read in the "
+            f"select() of t.window(w).group_by(col({self.window!r}), ...), where w is "
+            f"Tumble/Slide/Session...alias({self.window!r})."
+        )
+
+    def key(self) -> tuple[Any, ...]:
+        return ("WindowProperty", self.name, self.window)
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.window})"
+
+    def __repr__(self) -> str:
+        return f"col({self.window!r}).{self.name}"
 
 
 @attrs.frozen(eq=False, repr=False)

@@ -23,6 +23,7 @@ from tableapi.expressions import (
     Call,
     Column,
     Expression,
+    WindowProperty,
     and_,
     is_aggregate,
     strip_alias,
@@ -47,9 +48,11 @@ from tableapi.plan import (
 )
 from tableapi.plan import explain as plan_explain
 from tableapi.plan.lookup import lookup_table_scan
+from tableapi.plan.windows import WINDOW_END, WINDOW_START, WINDOW_TIME, WindowTableFunction
 from tableapi.result import TableResult
 from tableapi.rules import OptimizedPlan
 from tableapi.types import RowType, TimeKind, implicit_cast
+from tableapi.window import GroupWindow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -270,6 +273,25 @@ class Table:
         ('currency', 'total')
         """
         return GroupedTable(self, tuple(self._fields(fields)))
+
+    def window(self, window: GroupWindow) -> GroupWindowedTable:
+        """Rows in group windows (``tableapi.window``'s Tumble, Slide, Session); then
+        ``group_by`` the window's alias and keys, and ``select`` (PyFlink's group windows).
+
+        >>> from tableapi.window import Tumble
+        >>> w = Tumble.over(lit(1).hours).on(col("o_rowtime")).alias("w")
+        >>> orders.window(w).group_by(col("w"), col("currency")).select(
+        ...     col("currency"), col("w").start.alias("hour"), col("amount").sum.alias("total")
+        ... ).row_type
+        RowType(currency STRING, hour TIMESTAMP(3) NOT NULL, total INT)
+        """
+        if not isinstance(window, GroupWindow):
+            raise ValidationError(
+                "window() takes a group window such as "
+                "Tumble.over(lit(10).minutes).on(col('ts')).alias('w') (tableapi.window); "
+                f"got {window!r}."
+            )
+        return GroupWindowedTable(self, window)
 
     def order_by(self, *fields: Field) -> Table:
         """Sort rows (ascending unless ``.desc``).
@@ -894,6 +916,119 @@ class GroupedTable:
         return t._new(Project(agg, tuple(strip_alias(f) for f in finals), out_names))
 
 
+class GroupWindowedTable:
+    """A table in group windows (:meth:`Table.window`); ``group_by`` the window's alias.
+
+    >>> from tableapi.window import Tumble
+    >>> w = Tumble.over(lit(1).hours).on(col("o_rowtime")).alias("w")
+    >>> type(orders.window(w).group_by(col("w"))).__name__
+    'WindowGroupedTable'
+    """
+
+    def __init__(self, table: Table, window: GroupWindow) -> None:
+        self._table = table
+        self._window = window
+
+    def group_by(self, *fields: Field) -> WindowGroupedTable:
+        """Group by the window's alias and, optionally, keys.
+
+        >>> from tableapi.window import Tumble
+        >>> w = Tumble.over(lit(1).hours).on(col("o_rowtime")).alias("w")
+        >>> orders.window(w).group_by(col("currency"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        tableapi.errors.ValidationError: GroupBy must contain exactly one window alias: ...
+        """
+        exprs = self._table._fields(fields)
+        alias = self._window.alias_name
+        is_alias = [isinstance(e, Column) and e.name == alias for e in exprs]
+        if sum(is_alias) != 1:
+            raise ValidationError(
+                "GroupBy must contain exactly one window alias: group by the window's alias "
+                f"{alias!r} once, besides keys (group_by(col({alias!r}), ...)); got "
+                f"[{', '.join(map(str, exprs))}]."
+            )
+        keys = tuple(e for e, a in zip(exprs, is_alias, strict=True) if not a)
+        return WindowGroupedTable(self._table, self._window, keys)
+
+
+class WindowGroupedTable:
+    """A windowed table grouped by its window and keys; :meth:`select` the keys, the window's
+    properties (``col("w").start``, ``.end``, ``.rowtime``, ``.proctime``) and aggregates.
+
+    >>> from tableapi.window import Slide
+    >>> w = Slide.over(lit(2).hours).every(lit(1).hours).on(col("o_rowtime")).alias("w")
+    >>> orders.window(w).group_by(col("w")).select(
+    ...     col("w").end.alias("until"), col("order_id").count.alias("n")).column_names
+    ('until', 'n')
+    """
+
+    def __init__(self, table: Table, window: GroupWindow, keys: tuple[Expression, ...]) -> None:
+        self._table = table
+        self._window = window
+        self._keys = keys
+
+    def select(self, *fields: Field) -> Table:
+        """One row per window and key, once the window ends: the window TVF of the group
+        window's kind under the window aggregation (a Session partitioned by the keys).
+
+        >>> from tableapi.window import Tumble
+        >>> w = Tumble.over(lit(1).hours).on(col("o_rowtime")).alias("w")
+        >>> print(orders.window(w).group_by(col("w")).select(
+        ...     col("w").rowtime.alias("t"), col("amount").max.alias("m")).explain())
+        ... # doctest: +ELLIPSIS
+        == Abstract Syntax Tree ==
+        ...TUMBLE(time_col=[o_rowtime], size=[1 h])...
+        """
+        t, w = self._table, self._window
+        exprs = t._fields(fields)
+        if w.time_field not in t.row_type:
+            raise ValidationError(
+                f"The group window is on {w.time_field!r}, which names no column; the table "
+                f"has [{', '.join(t.row_type.names)}]."
+            )
+        kind = t.row_type.field(w.time_field).type.time_kind
+        columns = {"start": WINDOW_START, "end": WINDOW_END}
+        columns["rowtime" if kind is TimeKind.ROWTIME else "proctime"] = WINDOW_TIME
+        used: set[str] = set()
+
+        def replace(e: Expression) -> Expression | None:
+            if not isinstance(e, WindowProperty):
+                return None
+            if e.window != w.alias_name:
+                raise ValidationError(
+                    f"{e} names no window; this table's group window is {w.alias_name!r}."
+                )
+            if e.name not in columns:
+                fix = "rowtime" if e.name == "proctime" else "proctime"
+                raise ValidationError(
+                    f"{e}: the window on {w.time_field} is not a {e.name} window; its time "
+                    f"attribute is col({w.alias_name!r}).{fix}."
+                )
+            used.add(e.name)
+            return Column(columns[e.name])
+
+        finals = [e.transform(replace) for e in exprs]
+        finals = [
+            f.alias(f"EXPR${i}") if isinstance(e, WindowProperty) else f
+            for i, (e, f) in enumerate(zip(exprs, finals, strict=True))
+        ]
+        partition: tuple[str, ...] = ()
+        if w.kind.value == "SESSION":
+            plain = [strip_alias(k) for k in self._keys]
+            if not all(isinstance(k, Column) for k in plain):
+                raise ValidationError(
+                    "A Session group window with group_by expressions is not supported yet; "
+                    "group by columns (compute the expressions in a select() first)."
+                )
+            partition = tuple(k.name for k in plain)  # type: ignore[attr-defined]
+        tvf = t._new(WindowTableFunction(t._plan, w.window(partition)))
+        bounds = [Column(WINDOW_START), Column(WINDOW_END)]
+        if used - {"start", "end"}:
+            bounds.append(Column(WINDOW_TIME))
+        return tvf.group_by(*bounds, *self._keys).select(*finals)
+
+
 def _names(
     exprs: list[Expression] | tuple[Expression, ...], prefix: str = "EXPR$"
 ) -> tuple[str, ...]:
@@ -901,4 +1036,12 @@ def _names(
     return tuple(e.output_name or f"{prefix}{i}" for i, e in enumerate(exprs))
 
 
-__all__ = ["JOIN_HINTS", "GroupedTable", "Table", "and_", "check_sink_columns"]
+__all__ = [
+    "JOIN_HINTS",
+    "GroupWindowedTable",
+    "GroupedTable",
+    "Table",
+    "WindowGroupedTable",
+    "and_",
+    "check_sink_columns",
+]

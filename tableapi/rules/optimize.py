@@ -18,7 +18,7 @@ from tableapi.rules.lookup_joins import plan_lookup_joins
 from tableapi.rules.multi_joins import merge_multi_joins
 from tableapi.rules.window_joins import window_joins
 from tableapi.rules.window_ranks import window_ranks
-from tableapi.rules.windows import window_aggregates
+from tableapi.rules.windows import push_filters_below_window_tvfs, window_aggregates
 
 
 @attrs.frozen(eq=False)
@@ -39,6 +39,7 @@ def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> Optimi
     plan = push_single_side_predicates(plan)
     plan = classify_interval_joins(plan)
     plan = plan_lookup_joins(plan)
+    plan = push_filters_below_window_tvfs(plan)
     plan = window_aggregates(plan)
     plan = window_joins(plan)
     plan = window_ranks(plan)

@@ -19,7 +19,7 @@ Example::
 
 from __future__ import annotations
 
-from tableapi.plan import Aggregate, PlanNode
+from tableapi.plan import Aggregate, Filter, PlanNode
 from tableapi.plan.windows import (
     WINDOW_COLUMNS,
     WINDOW_END,
@@ -29,6 +29,34 @@ from tableapi.plan.windows import (
     partitioned_by_keys,
     sliceable,
 )
+
+
+def push_filters_below_window_tvfs(plan: PlanNode) -> PlanNode:
+    """A filter over a window TVF that reads none of its window columns runs before the TVF
+    (Flink's Calc under its WindowAggregate): the TVF only adds columns, so the rows kept
+    are the same, and the aggregate or window join over the TVF can fold it in.
+
+    >>> from tableapi.plan import ElementsSource, Filter, Scan
+    >>> from tableapi.plan.windows import Window, WindowKind, WindowTableFunction
+    >>> from tableapi.types import BIGINT, DataType, RowType, TimeKind
+    >>> from tableapi.expressions import col
+    >>> rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+    >>> t = Scan("T", ElementsSource(()), RowType.of(("k", BIGINT), ("ts", rowtime)))
+    >>> tvf = WindowTableFunction(t, Window(WindowKind.TUMBLE, "ts", 1000))
+    >>> pushed = push_filters_below_window_tvfs(Filter(tvf, col("k") > 1))
+    >>> type(pushed).__name__, type(pushed.input).__name__
+    ('WindowTableFunction', 'Filter')
+    """
+
+    def rewrite(node: PlanNode) -> PlanNode | None:
+        if not isinstance(node, Filter) or not isinstance(node.input, WindowTableFunction):
+            return None
+        if node.condition.column_names() & set(WINDOW_COLUMNS):
+            return None
+        tvf = node.input
+        return WindowTableFunction(Filter(tvf.input, node.condition), tvf.window, tvf.joined)
+
+    return plan.transform_up(rewrite)
 
 
 def window_aggregates(plan: PlanNode) -> PlanNode:

@@ -81,9 +81,9 @@ def test_the_readme_demo_command_prints_right_results() -> None:
 
 
 def check_demo_output(out: str) -> None:
-    """All seven parts printed, each one's results right, and the run's end."""
+    """All eight parts printed, each one's results right, and the run's end."""
     parts = sections(out)
-    assert sorted(parts) == [str(n) for n in range(1, 8)], sorted(parts)
+    assert sorted(parts) == [str(n) for n in range(1, 9)], sorted(parts)
     check_batch_parts(parts)
     check_streaming_parts(parts)
     assert re.search(r"^Done in \d+ s\.", out, re.M), out[-3000:]
@@ -164,6 +164,36 @@ def check_streaming_parts(parts: dict[str, list[str]]) -> None:
     assert len(printed) == len(tables)
     for (title, _), line, table in zip(demo.SINK_STEPS, printed, tables, strict=True):
         assert line == f"   the revenue table: {table}", title
+
+    check_windows(parts["8"])
+
+
+def check_windows(lines: list[str]) -> None:
+    """Part 8: clicks per user and 10-minute TUMBLE window (+I only, one row per window and
+    user), the Table API's twin agreeing, and the window join of clicks and purchases."""
+
+    def window(hh_mm: str) -> datetime:
+        t = datetime.fromisoformat(f"{DAY} {hh_mm}")
+        return t - timedelta(minutes=t.minute % 10)
+
+    at = next(i for i, line in enumerate(lines) if line.startswith("-- a window join"))
+    counts = Counter((window(t), u) for u, _, t in demo.WINDOW_CLICKS)
+    ms = ".000"
+    want = [
+        ("+I", show((f"{w}{ms}", f"{w + timedelta(minutes=10)}{ms}", u, n)))
+        for (w, u), n in counts.items()
+    ]
+    assert Counter(changes(lines[:at])) == Counter(want)
+    assert f"   {len(counts)} rows, the same windows and counts" in lines
+    joined = [
+        ("+I", show((u, f"{window(t)}{ms}", url, amount)))
+        for u, url, t in demo.WINDOW_CLICKS
+        for pu, amount, pt in demo.WINDOW_PURCHASES
+        if u == pu and window(t) == window(pt)
+    ]
+    assert len(joined) == 4  # alice's two clicks of 10:00-10:10, bob's and carol's one each
+    assert Counter(changes(lines[at:])) == Counter(joined)
+    assert any(line.strip().startswith("WindowJoin(leftWindow=[TUMBLE(") for line in lines)
 
 
 def check_changelog_join(lines: list[str]) -> None:

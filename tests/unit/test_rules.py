@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tableapi import col, lit, row
+from tableapi import TableEnvironment, col, lit, row
+from tableapi.errors import ValidationError
 from tableapi.expressions import Column
 from tableapi.plan import EquiKey, Filter, Join, JoinKind, Project, QueryHints, Scan
 from tableapi.rules.computed_columns import expand_computed_columns
@@ -411,3 +412,28 @@ def test_optimize_does_not_change_the_logical_plan(orders, product):
     t.optimized()
     assert [type(n).__name__ for n in t._plan.walk()] == before
     assert t._plan.input.equi_keys is None
+
+
+def test_a_filter_over_a_window_tvf_runs_before_it() -> None:
+    """WHERE on the input's columns between a window TVF and its window aggregation (or window
+    join) is pushed below the TVF, as Flink plans a Calc under its WindowAggregate; a filter
+    on a window column stays where it is (and streaming refuses that TVF, saying why)."""
+    senv = TableEnvironment.create(mode="streaming")
+    senv.execute_sql(
+        "CREATE TABLE E (k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+        "WITH ('connector' = 'filesystem', 'path' = '/nonexistent/e', 'format' = 'json')"
+    )
+    tvf = "TABLE(TUMBLE(TABLE E, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+    q = senv.sql_query(
+        f"SELECT window_start, window_end, k, SUM(v) AS s FROM {tvf} "
+        "WHERE k <> 'x' AND v > 0 GROUP BY window_start, window_end, k"
+    )
+    plan = q.explain().split("== Optimized Physical Plan ==")[1]
+    assert "WindowAggregate(groupBy=[k]" in plan
+    assert "Calc(select=[k, v, ts], where=[((k <> 'x') AND (v > 0))]" in plan
+    on_window = senv.sql_query(
+        f"SELECT window_start, window_end, k, SUM(v) AS s FROM {tvf} "
+        "WHERE window_start > TIMESTAMP '2026-01-01 00:00:00' GROUP BY window_start, window_end, k"
+    )
+    with pytest.raises(ValidationError, match=r"window TVF \(TUMBLE\) in streaming mode runs"):
+        on_window.explain()
