@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import attrs
 
-from tableapi.expressions import Call, Column, Expression, Literal, and_, conjuncts
+from tableapi.expressions import Call, Column, Expression, Literal, and_, conjuncts, lit
 from tableapi.plan import Filter, PlanNode, Project
 from tableapi.plan.window_rank import WindowRank
 from tableapi.plan.windows import WindowTableFunction
@@ -136,6 +136,8 @@ def window_ranks(plan: PlanNode) -> PlanNode:
             if bounds is None:
                 return None  # no upper bound: not a Top-N (streaming refuses it)
             start, end, rest = bounds
+            if start > end:  # no row number: Flink plans an empty Values
+                start, end, rest = 1, 1, [lit(False)]
             rank, projects = found
             out: PlanNode = attrs.evolve(
                 rank, input=_stateless_tvf(rank.input), rank_start=start, rank_end=end
