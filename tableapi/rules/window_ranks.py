@@ -147,6 +147,56 @@ def window_ranks(plan: PlanNode) -> PlanNode:
             return Filter(out, and_(*rest)) if rest else out
         return None
 
+    return _unranked_outputs(plan.transform_up(rewrite))
+
+
+def _unranked_outputs(plan: PlanNode) -> PlanNode:
+    """Flink's "no ranking output": a ranged window rank whose row number no projection or
+    filter above reads (``SELECT k, v FROM (SELECT *, ROW_NUMBER() ... AS rn ...) WHERE rn
+    <= 3``) leaves it out of its rows.
+
+    >>> from tableapi.expressions import col
+    >>> from tableapi.plan import ElementsSource, Filter, Project, Scan
+    >>> from tableapi.plan.windows import Window, WindowKind, WindowTableFunction
+    >>> from tableapi.types import BIGINT, DataType, RowType, TimeKind
+    >>> rowtime = DataType.parse("TIMESTAMP(3)").with_time_kind(TimeKind.ROWTIME)
+    >>> t = Scan("T", ElementsSource(()), RowType.of(("k", BIGINT), ("ts", rowtime)))
+    >>> tvf = WindowTableFunction(t, Window(WindowKind.TUMBLE, "ts", 10_000))
+    >>> rank = WindowRank(tvf, ("window_start", "window_end"), (("k", False),))
+    >>> names = rank.row_type.names[:-1] + ("rn",)
+    >>> inner = Project(rank, tuple(col(n) for n in rank.row_type.names), names)
+    >>> out = window_ranks(Project(Filter(inner, col("rn") <= 3), (col("k"),), ("k",)))
+    >>> out.input.input.output_rank, out.input.row_type.names
+    (False, ('k', 'ts', 'window_start', 'window_end', 'window_time'))
+    """
+
+    def rewrite(node: PlanNode) -> PlanNode | None:
+        if not isinstance(node, Project):
+            return None
+        below = node.input
+        used = {c for e in node.exprs for c in e.column_names()}
+        if isinstance(below, Filter):
+            used |= below.condition.column_names()
+            below = below.input
+        if not isinstance(below, Project) or not isinstance(below.input, WindowRank):
+            return None
+        rank = below.input
+        if not rank.output_rank or rank.rank_end is None:
+            return None
+        pairs = list(zip(below.exprs, below.names, strict=True))
+        reads = [n for e, n in pairs if rank.rank_name in e.column_names()]
+        if any(not isinstance(e, Column) for e, n in pairs if n in reads) or used & set(reads):
+            return None  # the row number is computed with, or read above
+        kept = [(e, n) for e, n in pairs if n not in reads]
+        inner = Project(
+            attrs.evolve(rank, output_rank=False),
+            tuple(e for e, _ in kept),
+            tuple(n for _, n in kept),
+        )
+        if isinstance(node.input, Filter):
+            return node.with_inputs((node.input.with_inputs((inner,)),))
+        return node.with_inputs((inner,))
+
     return plan.transform_up(rewrite)
 
 

@@ -97,6 +97,18 @@ def test_explain_shows_flinks_window_rank_and_deduplicate(senv: TableEnvironment
     assert "WindowRank(" in senv.sql_query(ranked("rn <= 2", order="ts")).explain()
 
 
+def test_a_row_number_nobody_reads_is_left_out_of_the_ranks_rows(senv: TableEnvironment) -> None:
+    """Flink's "no ranking output": the operator emits no row number nobody selects."""
+    sql = "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, " + (
+        f"window_end ORDER BY v DESC) AS rn FROM {TUMBLE.format('E', 'ts')}) WHERE rn <= 2"
+    )
+    node = rank_node(senv, sql)
+    assert not node.rank.output_rank and not node.operator_spec().output_rank
+    assert "window_time], operator=[server_ext window rank]" in senv.sql_query(sql).explain()
+    assert node.rank.row_type.names[-1] == "window_time"
+    assert rank_node(senv, ranked("rn <= 2")).rank.output_rank  # SELECT *: kept
+
+
 def test_the_spec_names_fields_by_index_and_the_keep_last_tie_rule(
     senv: TableEnvironment,
 ) -> None:
