@@ -14,7 +14,7 @@ Example::
     >>> from server_ext.joins.spec import JoinSpec, SideSpec
     >>> spec = JoinSpec("inner", SideSpec((("a", "BIGINT"),)), SideSpec((("b", "BIGINT"),)))
     >>> registered(spec).operator, sorted(SPECS)[-3:]
-    ('join', ['temporal', 'window_aggregate', 'window_join'])
+    ('join', ['window_aggregate', 'window_join', 'window_rank'])
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from server_ext.joins.spec import JoinSpec
 from server_ext.joins.temporal_spec import TemporalSpec
 from server_ext.jvm import wire
 from server_ext.window_join_spec import WindowJoinSpec
+from server_ext.window_rank_spec import WindowRankSpec
 from server_ext.window_spec import WindowAggregateSpec
 
 
@@ -69,6 +70,7 @@ SPECS: dict[str, type[OperatorSpec]] = {
         AggregateSpec,
         WindowAggregateSpec,
         WindowJoinSpec,
+        WindowRankSpec,
     )
 }
 

@@ -46,6 +46,7 @@ from tableapi.plan import (
     Union,
 )
 from tableapi.plan.lookup import lookup_table_misuse
+from tableapi.plan.window_rank import WindowRank
 from tableapi.plan.windows import WindowAggregate, WindowKind, WindowTableFunction
 from tableapi.types import RowType, TimeKind
 
@@ -168,6 +169,20 @@ class BatchCompiler(Compiler):
 
     def visit_WindowAggregate(self, node: WindowAggregate) -> DataFrame:
         return self.compile(node.as_aggregate())  # Spark groups the TVF's rows
+
+    def visit_WindowRank(self, node: WindowRank) -> DataFrame:
+        """``ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)`` with Spark's window function
+        (NULLs first ascending, last descending, as Flink sorts them), kept to the range."""
+        keys = [ref(c).asc() if asc else ref(c).desc() for c, asc in node.order]
+        over = Window.partitionBy(*(ref(c) for c in node.partition)).orderBy(*keys)
+        number = F.row_number().over(over).cast("long")  # Flink's BIGINT
+        df = self.compile(node.input).withColumn(node.rank_name, number)
+        rank = ref(node.rank_name)
+        if node.rank_start > 1:
+            df = df.filter(rank >= node.rank_start)
+        if node.rank_end is not None:
+            df = df.filter(rank <= node.rank_end)
+        return df if node.output_rank else df.drop(node.rank_name)
 
     def visit_Join(self, node: Join) -> DataFrame:
         return self.spark_join(node, self.compile(node.left), self.compile(node.right))

@@ -38,6 +38,7 @@ from tableapi.plan.relational import (
     Union,
 )
 from tableapi.plan.sources import FileSource, NexmarkSource, Scan
+from tableapi.plan.window_rank import WindowRank
 from tableapi.plan.windows import WindowAggregate, WindowTableFunction
 
 
@@ -174,6 +175,8 @@ _MODES: dict[type, Callable[[Any], ChangelogMode]] = {
     WindowTableFunction: _input_mode,
     # one final row per window and key, once the watermark passes the window's end
     WindowAggregate: lambda n: ChangelogMode.INSERT_ONLY,
+    # a window's rows ranked once, when the watermark passes the window's end
+    WindowRank: lambda n: ChangelogMode.INSERT_ONLY,
 }
 
 

@@ -31,6 +31,7 @@ from tableapi.plan.relational import (
     Union,
 )
 from tableapi.plan.sources import Scan
+from tableapi.plan.window_rank import WindowRank, logical_window_rank_text, window_rank_text
 from tableapi.plan.windows import WINDOW_COLUMNS, WindowAggregate, WindowTableFunction
 
 __all__ = ["input_spec", "join_text", "logical_text", "optimized_text", "render", "render_tree"]
@@ -92,6 +93,7 @@ _LOGICAL: dict[type, Callable[[Any], str]] = {
     WindowTableFunction: lambda n: (
         f"LogicalTableFunctionScan(invocation=[{n.window}], rowType={_list(n.row_type.names)})"
     ),
+    WindowRank: logical_window_rank_text,
 }
 
 
@@ -150,6 +152,7 @@ _OPTIMIZED: dict[type, Callable[[Any], str]] = {
     Union: lambda n: f"Union(all=[{str(not n.distinct).lower()}], union={_list(n.row_type.names)})",
     WindowTableFunction: lambda n: f"WindowTableFunction(window=[{n.window}])",
     WindowAggregate: _window_aggregate,
+    WindowRank: window_rank_text,
 }
 
 

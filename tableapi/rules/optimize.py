@@ -17,6 +17,7 @@ from tableapi.rules.joins import (
 from tableapi.rules.lookup_joins import plan_lookup_joins
 from tableapi.rules.multi_joins import merge_multi_joins
 from tableapi.rules.window_joins import window_joins
+from tableapi.rules.window_ranks import window_ranks
 from tableapi.rules.windows import push_filters_below_window_tvfs, window_aggregates
 
 
@@ -41,6 +42,7 @@ def optimize(plan: PlanNode, multi_join_max_tables: int | None = None) -> Optimi
     plan = push_filters_below_window_tvfs(plan)
     plan = window_aggregates(plan)
     plan = window_joins(plan)
+    plan = window_ranks(plan)
     if multi_join_max_tables is not None:
         plan = merge_multi_joins(plan, multi_join_max_tables)
     return OptimizedPlan(plan, tuple(notes))

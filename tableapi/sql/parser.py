@@ -63,6 +63,7 @@ from tableapi.sql.syntax import (
     Lit,
     Name,
     OrderItem,
+    OverWindow,
     Query,
     QueryBody,
     QueryStatement,
@@ -1313,14 +1314,38 @@ class Parser:
             self.refuse(self.tok.start, "An aggregate FILTER (WHERE ...) clause")
         if self.at_kw("WITHIN"):
             self.refuse(self.tok.start, "WITHIN GROUP")
-        over = False
+        over, window = False, None
         if self.accept_kw("OVER"):
             over = True
             if self.at_op("("):
-                self.skip_parens()
+                window = self.over_window()
             else:
                 self.identifier()
-        return Func(name, args, self.span_from(start), distinct, star, over)
+        return Func(name, args, self.span_from(start), distinct, star, over, window)
+
+    def over_window(self) -> OverWindow | None:
+        """``(PARTITION BY .. ORDER BY ..)``; None (skipped to its ``)``) when it has a frame
+        (ROWS / RANGE ...), which the planner refuses by name."""
+        start = self.expect_op("(").start
+        partition: tuple[Expr, ...] = ()
+        order: tuple[OrderItem, ...] = ()
+        if self.accept_kw("PARTITION"):
+            self.expect_kw("BY")
+            partition = self.comma_list(self.expr)
+        if self.accept_kw("ORDER"):
+            self.expect_kw("BY")
+            order = self.comma_list(self.order_item)
+        if not self.at_op(")"):
+            depth = 1
+            while depth:
+                t = self.advance()
+                if t.kind == "eof":
+                    self.fail(")")
+                if t.kind == "op" and t.text in "()":
+                    depth += 1 if t.text == "(" else -1
+            return None
+        self.expect_op(")")
+        return OverWindow(partition, order, self.span_from(start))
 
     def special_function(self, word: str, start: int) -> Expr:
         """EXTRACT(unit FROM x), TRIM([BOTH|LEADING|TRAILING] [c] FROM x),

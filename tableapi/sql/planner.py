@@ -54,6 +54,7 @@ from tableapi.expressions import (
     row,
     strip_alias,
 )
+from tableapi.plan.window_rank import WindowRank, windowed_input
 from tableapi.plan.windows import Window, WindowKind, WindowTableFunction
 from tableapi.sql import syntax as S
 from tableapi.sql.parser import line_col
@@ -150,6 +151,8 @@ class SqlPlanner:
         self._ctes: list[dict[str, Table]] = []
         # the GROUP BY's legacy group window being planned: (function, its arguments' keys)
         self._group_window: tuple[str, tuple[Any, ...]] | None = None
+        # the column holding each planned ROW_NUMBER() OVER (...) call's value, by id
+        self._over_column: dict[int, str] = {}
 
     @property
     def catalog(self) -> TableEnvironment:
@@ -311,6 +314,9 @@ class SqlPlanner:
             or any(_has_aggregate(e) for e, _, _ in items if not isinstance(e, Expression))
         )
         order = q.order_by if q is not None else ()
+        overs = [e for e, _, _ in items if isinstance(e, S.Func) and e.over]
+        if overs and not aggregating:
+            table = self.window_rank(table, scope, overs)
         if aggregating:
             table, names, sort = self.aggregate(table, scope, sel, items, order)
         else:
@@ -332,6 +338,54 @@ class SqlPlanner:
                 if hidden:
                     table = table.select(*(col(n) for n in names))
         return self.limit(table, q) if q is not None else table
+
+    def window_rank(self, table: Table, scope: Scope, overs: list[S.Func]) -> Table:
+        """``ROW_NUMBER() OVER (PARTITION BY window_start, window_end[, k ..] ORDER BY ..)``
+        in a SELECT list over a window TVF's or a window aggregation's rows: a
+        :class:`WindowRank` whose row number the SELECT item reads (an outer ``WHERE rn <= N``
+        becomes its range, ``tableapi/rules/window_ranks.py``). Any other OVER is refused."""
+        e = overs[0]
+        refused = self.refuse(
+            e.span,
+            "OVER aggregation (... OVER (PARTITION BY ...))",
+            "Window Top-N is: ROW_NUMBER() OVER (PARTITION BY window_start, window_end, ... "
+            "ORDER BY ...) over a window TVF or a window aggregation, filtered by rn <= N.",
+        )
+        w = e.window
+        if len(overs) > 1 or e.name.upper() != "ROW_NUMBER" or e.args or w is None:
+            raise refused
+        found = windowed_input(table._plan)
+        partition = [
+            self.expr(x, scope, aggregates=False, clause="PARTITION BY") for x in w.partition
+        ]
+        bounds = {found[1].get(getattr(p, "name", "")) for p in partition} if found else set()
+        if not {"window_start", "window_end"} <= bounds:
+            raise refused
+        order = []
+        for item in w.order:
+            key = self.expr(item.expr, scope, aggregates=False, clause="ORDER BY")
+            if not isinstance(key, Column):
+                raise self.refuse(
+                    item.span,
+                    f"A window Top-N ordered by the expression {key}",
+                    "Order by columns: compute it in a subquery first.",
+                )
+            if item.nulls is not None:
+                raise self.refuse(item.span, f"NULLS {item.nulls} in a window Top-N's ORDER BY")
+            order.append((key.name, not item.descending))
+        for p in partition:
+            if not isinstance(p, Column):
+                raise self.refuse(
+                    e.span, f"A window Top-N partitioned by the expression {p}", "Use columns."
+                )
+        with self.at(e.span):
+            node = WindowRank(
+                table._plan,
+                tuple(p.name for p in partition),
+                tuple(order),  # type: ignore[attr-defined]
+            )
+        self._over_column[id(e)] = node.rank_name
+        return table._new(node)
 
     # -- SELECT lists -----------------------------------------------------------------------
     def expand(
@@ -1322,6 +1376,8 @@ class _ExprBuilder:
     def function(self, e: S.Func) -> Expression:
         p = self.p
         name = e.name.upper()
+        if e.over and id(e) in p._over_column:
+            return Column(p._over_column[id(e)])  # a window Top-N's row number
         if e.over:
             raise p.refuse(e.span, "OVER aggregation (... OVER (PARTITION BY ...))")
         if name in _WINDOW_FUNCTIONS or name.split("_")[0] in _WINDOW_FUNCTIONS:

@@ -100,7 +100,8 @@ class Binary:
 @attrs.frozen
 class Func:
     """``name(args)``, ``COUNT(*)`` (``star``), ``COUNT(DISTINCT x)`` (``distinct``);
-    ``over`` is set for ``... OVER (...)`` (refused by the planner, by name)."""
+    ``over`` is set for ``... OVER (...)``, ``window`` holds its ``(PARTITION BY .. ORDER BY
+    ..)`` (None: a named window or a frame; the planner runs window Top-N shapes only)."""
 
     name: str
     args: tuple[Expr, ...]
@@ -108,6 +109,16 @@ class Func:
     distinct: bool = False
     star: bool = False
     over: bool = False
+    window: OverWindow | None = None
+
+
+@attrs.frozen
+class OverWindow:
+    """``OVER ([PARTITION BY e, ..] [ORDER BY o, ..])`` (no frame)."""
+
+    partition: tuple[Expr, ...]
+    order: tuple[OrderItem, ...]
+    span: Span
 
 
 @attrs.frozen

@@ -1,9 +1,10 @@
-"""Window aggregation and window joins on Apache Flink 2.3, kept as a generated file: a few
-fixed cases (TUMBLE with an offset, HOP, CUMULATE, SESSION, late rows; the legacy group
-windows, ``GROUP BY TUMBLE(ts, ..)``; window joins of each window kind) whose answers Flink
-gave are in ``windows_flink.json``; the product (``test_windows.py``, ``test_window_join.py``)
-and the Python models of the JVM operators (``tests/models/window_aggregate.py``, the TVF
-cases, ``window_join.py``) must give them.
+"""Window aggregation, window joins and window Top-N on Apache Flink 2.3, kept as a generated
+file: a few fixed cases (TUMBLE with an offset, HOP, CUMULATE, SESSION, late rows; the legacy
+group windows, ``GROUP BY TUMBLE(ts, ..)``; window joins of each window kind; window Top-N
+and deduplication) whose answers Flink gave are in ``windows_flink.json``; the product
+(``test_windows.py``, ``test_window_join.py``, ``test_window_rank.py``) and the Python models
+of the JVM operators (``tests/models/window_aggregate.py``, the TVF cases, ``window_join.py``,
+``window_rank.py``) must give them.
 
 Regenerate (PyFlink in ``.flink-venv``, about 30 s)::
 
@@ -135,6 +136,60 @@ JOIN_CASES: list[tuple[str, str, str, list[tuple[str | None, int, str]], list[tu
         [("a", 10, "00:00:03"), ("b", 20, "00:00:04"), ("a", 30, "00:00:08")],
     ),
 ]  # fmt: skip
+#: Window Top-N and window deduplication (Flink's WindowRank, WindowDeduplicate): (name,
+#: window TVF over E, the PARTITION BY keys besides the window's, ORDER BY, WHERE on rn, its
+#: rank range, rows, watermark delay s). Their sort keys have no ties (Flink orders equal
+#: rows by arrival, Spark's batch mode by nothing fixed). "rank-tumble-top2" has a late row
+#: (00:00:02 after 00:00:12: its window has fired, dropped) and ends with a row whose window
+#: the end of input fires.
+RANK_CASES: list[tuple[str, str, str, str, str, tuple[int, int], list, int]] = [
+    (
+        "rank-tumble-top2",
+        "TUMBLE(TABLE E, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+        ", k", "v DESC", "rn <= 2", (1, 2),
+        [("a", 1, "00:00:01"), ("a", 5, "00:00:03"), ("b", 2, "00:00:04"), ("a", 3, "00:00:06"),
+         ("a", 9, "00:00:12"), ("a", 7, "00:00:02"), ("b", 4, "00:00:15"), ("a", 2, "00:00:18"),
+         ("c", 0, "00:00:31")],
+        0,
+    ),
+    (
+        "rank-hop-second",
+        "HOP(TABLE E, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        "", "v", "rn > 1 AND rn < 3", (2, 2),
+        [("a", 4, "00:00:01"), ("b", 2, "00:00:03"), ("a", 7, "00:00:06"), ("b", 1, "00:00:08"),
+         ("a", 3, "00:00:11")],
+        1,
+    ),
+    (
+        "dedup-first-tumble",  # 00:00:01 after 00:00:02 is not late, and is the first
+        "TUMBLE(TABLE E, DESCRIPTOR(ts), INTERVAL '10' SECOND)",
+        ", k", "ts ASC", "rn = 1", (1, 1),
+        [("a", 1, "00:00:02"), ("b", 2, "00:00:03"), ("a", 3, "00:00:01"), ("b", 5, "00:00:11"),
+         ("a", 6, "00:00:13"), ("a", 7, "00:00:12")],
+        1,
+    ),
+    (
+        "dedup-last-cumulate",
+        "CUMULATE(TABLE E, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+        ", k", "ts DESC", "rn < 2", (1, 1),
+        [("a", 1, "00:00:01"), ("a", 2, "00:00:03"), ("b", 3, "00:00:04"), ("a", 4, "00:00:07"),
+         ("b", 5, "00:00:06"), ("a", 6, "00:00:12")],
+        1,
+    ),
+]  # fmt: skip
+#: Window Top-N over a window aggregation: (name, query over E, rows, watermark delay s).
+AGG_RANK_CASES: list[tuple[str, str, list[tuple[str, int, str]], int]] = [
+    (
+        "rank-over-window-aggregation",
+        "SELECT window_start, window_end, k, s, rn FROM (SELECT *, ROW_NUMBER() OVER ("
+        "PARTITION BY window_start, window_end ORDER BY s DESC) AS rn FROM (SELECT "
+        "window_start, window_end, k, SUM(v) AS s FROM TABLE(TUMBLE(TABLE E, DESCRIPTOR(ts), "
+        "INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k)) WHERE rn <= 1",
+        [("a", 1, "00:00:01"), ("b", 5, "00:00:02"), ("a", 3, "00:00:04"), ("c", 2, "00:00:11"),
+         ("b", 1, "00:00:12"), ("c", 4, "00:00:15")],
+        0,
+    ),
+]  # fmt: skip
 DAY = "2024-01-01 "
 
 
@@ -160,6 +215,21 @@ def all_cases() -> list[tuple[str, str, list[tuple[str, int, str]], int]]:
     out = [(name, query(tvf), rows, delay) for name, tvf, rows, delay in CASES]
     out += [(n, legacy_query(w, p), rows, d) for n, w, p, rows, d in LEGACY]
     return out
+
+
+def rank_query(tvf: str, partition: str, order: str, where: str) -> str:
+    """A window rank case's query: the window, the row and its number."""
+    return (
+        "SELECT window_start, window_end, k, v, rn FROM (SELECT *, ROW_NUMBER() OVER ("
+        f"PARTITION BY window_start, window_end{partition} ORDER BY {order}) AS rn FROM "
+        f"TABLE({tvf})) WHERE {where}"
+    )
+
+
+def rank_cases() -> list[tuple[str, str, list[tuple[str, int, str]], int]]:
+    """Every window rank case as (name, query, rows, watermark delay s)."""
+    out = [(n, rank_query(t, p, o, w), rows, d) for n, t, p, o, w, _, rows, d in RANK_CASES]
+    return out + AGG_RANK_CASES
 
 
 def join_query(kind: str, tvf: str) -> str:
@@ -205,6 +275,18 @@ def flink_answers() -> dict[str, Any]:
                     values = [str(x) if i < 2 else x for i, x in enumerate(r)]
                     got.append([str(r.get_row_kind()), *values])
         out[name] = sorted(got)
+    for name, sql, rows, delay in rank_cases():
+        env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+        env.get_config().set("parallelism.default", "1")
+        with tempfile.TemporaryDirectory() as tmp:
+            write_rows(Path(tmp) / "e.json", rows)
+            env.execute_sql(ddl(tmp, delay, "'connector' = 'filesystem', "))
+            got = []
+            with env.execute_sql(sql).collect() as it:
+                for r in it:
+                    values = [str(x) if i < 2 else x for i, x in enumerate(r)]
+                    got.append([str(r.get_row_kind()), *values])
+        out[name] = sorted(got, key=json.dumps)
     for name, kind, tvf, left, right in JOIN_CASES:
         env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
         env.get_config().set("parallelism.default", "1")

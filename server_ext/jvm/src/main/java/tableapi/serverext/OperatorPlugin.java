@@ -90,7 +90,8 @@ public class OperatorPlugin implements RelationPlugin {
       "multi", new Grouped(1, MultiJoin::create),
       "aggregate", new Grouped(1, GroupAggregate::create),
       "window_aggregate", new Grouped(2, WindowAggregate::create),
-      "window_join", new Grouped(1, WindowJoin::create));
+      "window_join", new Grouped(1, WindowJoin::create),
+      "window_rank", new Grouped(1, WindowRank::create));
 
   /**
    * The relations that are not grouped operators, by wire name: {@code probe} (is the plugin
