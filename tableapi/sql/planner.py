@@ -381,8 +381,8 @@ class SqlPlanner:
         with self.at(e.span):
             node = WindowRank(
                 table._plan,
-                tuple(p.name for p in partition),
-                tuple(order),  # type: ignore[attr-defined]
+                tuple(p.name for p in partition if isinstance(p, Column)),
+                tuple(order),
             )
         self._over_column[id(e)] = node.rank_name
         return table._new(node)
