@@ -5,13 +5,17 @@ model for SESSION) emits, key by key, batch by batch: TUMBLE (with offsets), HOP
 and SESSION windows (sessions merging, late rows merging into a session that has not fired),
 every aggregate function and DISTINCT form, NULL keys and values, rows without a time, late
 rows (behind the batch's watermark: dropped, or counted in the windows of theirs that have
-not fired), and the end of input (a watermark far ahead fires every window).
+not fired), and the end of input (a watermark far ahead fires every window). Two-phase
+(TUMBLE, HOP, CUMULATE): each batch's rows spread over one to three tasks, each folded by the
+local phase (``LocalGroupAggregate`` over the union grouped by the key and the slice, as the
+client's compiler lays it out) into partials that the operator merges: the same rows.
 ``TIER_AGREEMENT_CASES`` sets the number of random cases per window kind (default 150); all
 run in one JVM.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -151,6 +155,65 @@ def jvm_by_key(result: dict[str, Any]) -> list[dict]:
 
 
 KINDS = list(WINDOWS)
+
+
+SLICED = ["tumble", "hop", "cumulate"]
+
+
+def two_phase_case(case: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """``case``'s JVM case in two phases: its spec with ``two_phase``, each batch's rows
+    spread over tasks, each row as the local phase's union has it (``__k0``, ``__t`` as its
+    slice's last millisecond, ``__side``, ``__in0``: ``local_window_aggregate`` in
+    ``tableapi/compiler/operators.py``)."""
+    spec = dataclasses.replace(case["spec"], two_phase=True)
+    plain = jvm_case(dict(case, spec=spec))
+    fields = json.loads(plain["input"])["fields"]
+    local = [fields[0], fields[3], fields[1], fields[2]]  # __k0, __t, __side, __in0
+    size = spec.slice_ms
+
+    def last_ms(t: int | None) -> int | None:
+        return None if t is None else t - (t - spec.offset_ms) % size + size - 1
+
+    batches = []
+    for watermark, rows in case["batches"]:
+        tasks: list[list] = [[] for _ in range(rng.randint(1, 3))]
+        for k, r, t in rows:
+            rng.choice(tasks).append(to_json([k, last_ms(t), 0, list(r)]))
+        batches.append({"now": 0, "watermark": watermark, "tasks": tasks})
+    return dict(
+        plain,
+        input=json.dumps({"type": "struct", "fields": local}),
+        local=True,
+        local_key_count=2,
+        batches=batches,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_phase_runs() -> dict[str, tuple[list[dict], list[list[dict]], list[dict]]]:
+    rng = random.Random("two-phase")
+    cases = {k: [scenario(random.Random(f"win2-{k}-{i}"), k) for i in range(CASES)] for k in SLICED}
+    jvm = [two_phase_case(c, rng) for k in SLICED for c in cases[k]]
+    results = iter(run_cases(jvm))
+    return {
+        k: (cases[k], [model_run(c) for c in cases[k]], [next(results) for _ in cases[k]])
+        for k in SLICED
+    }
+
+
+@pytest.mark.parametrize("kind", SLICED)
+def test_two_phase_window_aggregate_emits_the_one_phase_rows(
+    kind: str, two_phase_runs: dict[str, tuple[list[dict], list[list[dict]], list[dict]]]
+) -> None:
+    """Partials folded per task, key and slice, merged into the operator's slices: the model's
+    rows (late partials dropped or kept as late rows are)."""
+    cases, expected, results = two_phase_runs[kind]
+    for i, (case, want, got) in enumerate(zip(cases, expected, results, strict=True)):
+        assert "error" not in got, f"case {i}: {got['error']}\n{case}"
+        assert jvm_by_key(got) == want, f"case {i} differs:\n{case}"
+        if case["batches"][-1][0] == END_OF_INPUT:
+            assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
+    assert sum(len(b) for w in expected for b in w) > CASES // 2
 
 
 @pytest.fixture(scope="module")
