@@ -251,7 +251,7 @@ class StreamExecGlobalGroupAggregate(StreamExecGroupAggregate):
 def partial_name(agg: Expression, i: int) -> str:
     """A partial result's name as Flink shows it: ``sum$0``, ``count1$1`` (COUNT(*))."""
     fn = agg.name.removesuffix("_distinct") if isinstance(agg, Call) else str(agg)
-    counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)")
+    counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)", "COUNT()")
     return f"{'count1' if counts_rows else fn}${i}"
 
 

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 import attrs
@@ -61,9 +62,10 @@ from tableapi.types import TimeKind
 @exec_node("stream-exec-window-aggregate", 1, implements=(WindowAggregate,))
 @attrs.frozen(eq=False)
 class StreamExecWindowAggregate(StreamExecOperator):
-    """server_ext's window aggregate operator: per key, each window's accumulators, emitted
-    once (+I) when the watermark (a proctime window: the server's clock) passes the window's
-    end; insert-only out."""
+    """server_ext's window aggregate operator: per key, each slice's accumulators, a window's
+    merged and emitted once (+I) when the watermark (a proctime window: the server's clock)
+    passes the window's end; insert-only out, over an insert-only or (event-time TUMBLE, HOP,
+    CUMULATE) a changelog input."""
 
     state_backend: StateBackend = StateBackend.HASHMAP
 
@@ -73,14 +75,17 @@ class StreamExecWindowAggregate(StreamExecOperator):
 
     @classmethod
     def check(cls, node: Any) -> None:
-        if is_changelog(node.input):
-            raise ValidationError(
-                "A window aggregation over a changelog input "
-                f"[{', '.join(sorted(node.input.table_names()))}] is not supported yet (Flink "
-                "1.19+ accepts updates there); read an append-only table."
-            )
         time_col = node.window.time_col
         t = node.input.row_type.field(time_col).type
+        sliced = node.window.kind is not WindowKind.SESSION and t.time_kind is TimeKind.ROWTIME
+        if is_changelog(node.input) and not sliced:
+            what = "SESSION" if node.window.kind is WindowKind.SESSION else "processing-time"
+            raise ValidationError(
+                f"A {what} window aggregation over a changelog input "
+                f"[{', '.join(sorted(node.input.table_names()))}] is not supported yet; "
+                "event-time TUMBLE, HOP and CUMULATE windows take one (as in Flink 1.19+), or "
+                "read an append-only table."
+            )
         if t.time_kind is None:
             raise ValidationError(
                 f"A window in streaming mode needs a time attribute, but {time_col} is {t}: "
@@ -100,6 +105,14 @@ class StreamExecWindowAggregate(StreamExecOperator):
     def two_phase(self) -> bool:
         """Does the operator merge a local phase's partial accumulators?"""
         return False
+
+    @property
+    def retractions(self) -> bool:
+        """Is the input a changelog (its calls are Flink's ``*_RETRACT`` functions)?"""
+        return is_changelog(self.aggregate.input)
+
+    def title(self) -> str:
+        return _retracting(super().title()) if self.retractions else super().title()
 
     def _calls(self) -> tuple[list[Any], list[Any]]:
         node = self.aggregate
@@ -124,7 +137,7 @@ class StreamExecWindowAggregate(StreamExecOperator):
             output_names=node.row_type.names,
             proctime=self.proctime,
             two_phase=self.two_phase,
-            retractions=is_changelog(node.input),
+            retractions=self.retractions,
         )
 
     @property
@@ -213,11 +226,15 @@ class StreamExecLocalWindowAggregate(StreamExecWindowAggregate):
     def title(self) -> str:
         node = self.aggregate
         select = [*node.keys]
-        select += [f"{agg} AS {partial_name(agg, i)}" for i, (_, agg) in enumerate(node.aggs)]
+        select += [
+            f"{'COUNT(*)' if str(agg) == 'COUNT()' else agg} AS {partial_name(agg, i)}"
+            for i, (_, agg) in enumerate(node.aggs)
+        ]
         select.append("slice_end('w$) AS $slice_end")
-        return f"LocalWindowAggregate({_group_by(node.keys)}window=[{node.window}], " + (
+        text = f"LocalWindowAggregate({_group_by(node.keys)}window=[{node.window}], " + (
             f"select=[{', '.join(select)}])"
         )
+        return _retracting(text) if self.retractions else text
 
     def details(self) -> list[str]:
         return []
@@ -245,9 +262,20 @@ class StreamExecGlobalWindowAggregate(StreamExecWindowAggregate):
         window = str(node.window).replace(
             f"time_col=[{node.window.time_col}]", "slice_end=[$slice_end]"
         )
-        return f"GlobalWindowAggregate({_group_by(node.keys)}window=[{window}], " + (
+        text = f"GlobalWindowAggregate({_group_by(node.keys)}window=[{window}], " + (
             f"select=[{', '.join(select)}])"
         )
+        return _retracting(text) if self.retractions else text
+
+
+def _retracting(text: str) -> str:
+    """An explain line's calls as Flink names them over a changelog input
+    (``COUNT_RETRACT(*)``, ``SUM_RETRACT(v)``).
+
+    >>> _retracting("WindowAggregate(select=[k, COUNT(*) AS n, MAX(v) AS m])")
+    'WindowAggregate(select=[k, COUNT_RETRACT(*) AS n, MAX_RETRACT(v) AS m])'
+    """
+    return re.sub(r"\b(COUNT|SUM|AVG|MIN|MAX)\(", r"\1_RETRACT(", text)
 
 
 def _group_by(keys: tuple[str, ...]) -> str:

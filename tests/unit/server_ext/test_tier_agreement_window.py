@@ -8,7 +8,9 @@ rows (behind the batch's watermark: dropped, or counted in the windows of theirs
 not fired), and the end of input (a watermark far ahead fires every window). Two-phase
 (TUMBLE, HOP, CUMULATE): each batch's rows spread over one to three tasks, each folded by the
 local phase (``LocalGroupAggregate`` over the union grouped by the key and the slice, as the
-client's compiler lays it out) into partials that the operator merges: the same rows.
+client's compiler lays it out) into partials that the operator merges: the same rows. A
+changelog input (``retractions``; one phase and two): inserts, deletes and updates of rows it
+inserted, a window whose rows all retracted emitting nothing.
 ``TIER_AGREEMENT_CASES`` sets the number of random cases per window kind (default 150); all
 run in one JVM.
 """
@@ -158,6 +160,87 @@ KINDS = list(WINDOWS)
 
 
 SLICED = ["tumble", "hop", "cumulate"]
+_KIND_BYTES = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
+
+
+def changelog_scenario(rng: random.Random, kind: str) -> dict[str, Any]:
+    """``scenario``'s spec over a changelog input: each batch inserts rows, deletes or updates
+    (-U, +U) rows it inserted before (their time as they had it), the rows (key, row, time,
+    kind) in changelog order."""
+    case = scenario(rng, kind)
+    spec = dataclasses.replace(case["spec"], retractions=True)
+    keyed = spec.key_count == 1
+    live: list[tuple[Any, tuple, int | None]] = []
+    batches = []
+    for watermark, inserts in case["batches"]:
+        rows: list[tuple] = []
+        for k, r, t in inserts:
+            if live and rng.random() < 0.4:
+                old = live.pop(rng.randrange(len(live)))
+                if rng.random() < 0.5:
+                    rows.append((*old, "-D"))
+                    continue
+                rows.append((*old, "-U"))
+                k = old[0]
+                r = (k, *r[1:]) if keyed else r
+                rows.append((k, r, t, "+U"))
+            else:
+                rows.append((k, r, t, "+I"))
+            live.append((k, r, t))
+        batches.append((watermark, rows))
+    return {"spec": spec, "batches": batches}
+
+
+def changelog_case(case: dict[str, Any], two_phase: bool, rng: random.Random) -> dict[str, Any]:
+    """A changelog case's JVM case: the union with ``__kind`` and ``__seq`` (one phase), or the
+    local phase's union with ``__kind`` (partials need no order), over tasks."""
+    spec = dataclasses.replace(case["spec"], two_phase=two_phase)
+    plain = jvm_case({"spec": spec, "batches": [(w, []) for w, _ in case["batches"]]})
+    k, side, row, t = json.loads(plain["input"])["fields"]
+    kind = {"name": "__kind", "type": "byte", "nullable": True, "metadata": {}}
+    seq = {"name": "__seq", "type": "string", "nullable": True, "metadata": {}}
+    size, n = spec.slice_ms, 0
+    batches = []
+    for watermark, rows in case["batches"]:
+        wire_rows = []
+        for key, r, ts, op in rows:
+            n += 1
+            if two_phase:
+                last = None if ts is None else ts - (ts - spec.offset_ms) % size + size - 1
+                wire_rows.append(to_json([key, last, 0, _KIND_BYTES[op], list(r)]))
+            else:
+                wire_rows.append(to_json([key, 0, _KIND_BYTES[op], f"{n:020d}", list(r), ts]))
+        if two_phase:
+            tasks: list[list] = [[] for _ in range(rng.randint(1, 3))]
+            for w in wire_rows:
+                rng.choice(tasks).append(w)
+            batches.append({"now": 0, "watermark": watermark, "tasks": tasks})
+        else:
+            batches.append({"now": 0, "watermark": watermark, "rows": wire_rows})
+    fields = [k, t, side, kind, row] if two_phase else [k, side, kind, seq, row, t]
+    extra = {"local": True, "local_key_count": 2} if two_phase else {}
+    return dict(
+        plain, input=json.dumps({"type": "struct", "fields": fields}), batches=batches, **extra
+    )
+
+
+@pytest.mark.parametrize("kind", SLICED)
+def test_window_aggregate_over_a_changelog_emits_the_models_rows(kind: str) -> None:
+    """Retractions leave their slices (a window retracted to empty emits nothing), in one
+    phase and in two (the local phase folds them with their signs)."""
+    rng = random.Random(f"changelog-{kind}")
+    cases = [changelog_scenario(random.Random(f"cl-{kind}-{i}"), kind) for i in range(CASES)]
+    jvm = [changelog_case(c, two, rng) for c in cases for two in (False, True)]
+    results = iter(run_cases(jvm))
+    for i, case in enumerate(cases):
+        want = model_run(case)
+        for phases in (1, 2):
+            got = next(results)
+            assert "error" not in got, f"case {i} ({phases} phases): {got['error']}\n{case}"
+            assert jvm_by_key(got) == want, f"case {i} ({phases} phases) differs:\n{case}"
+            if case["batches"][-1][0] == END_OF_INPUT:
+                assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
+    assert sum(len(b) for w in map(model_run, cases) for b in w) > CASES // 2
 
 
 def two_phase_case(case: dict[str, Any], rng: random.Random) -> dict[str, Any]:
