@@ -77,6 +77,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * global operator reads its input row type from it) and {@code __acc}, the partial in the
  * operator's state format. Partials merge in any order, so no {@code __seq} is needed.
  *
+ * <p>The {@code local_window_aggregate} relation is the same phase for a two-phase window
+ * aggregation (Flink's LocalWindowAggregate): grouped by the keys and {@code __t} (the union's
+ * column after the keys, the row's slice as its last millisecond), one bundle per task and
+ * micro-batch; {@link WindowAggregate} merges the partials into its slices.
+ *
  * <p>It runs as a physical operator of its own ({@link Exec}, planned by {@link Strategy} from
  * the logical {@link Node}) over Spark's internal rows, as Spark's partial aggregation does: a
  * single key is the map's key as it is (else the key columns in binary, an {@code UnsafeRow}),
