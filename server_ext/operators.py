@@ -77,7 +77,8 @@ SPECS: dict[str, type[OperatorSpec]] = {
 
 def operator_versions() -> dict[str, int]:
     """Every relation's version on the wire by name: the operators' (their spec classes'),
-    ``local_aggregate``'s (the aggregate's: its partials are the aggregate's state format)
+    ``local_aggregate``'s (the aggregate's: its partials are the aggregate's state format),
+    ``local_window_aggregate``'s (the window aggregate's, likewise)
     and the other relations' (``wire.RELATION_VERSIONS``); the twin of the plugin's
     ``OperatorPlugin.versions()``.
 
@@ -87,6 +88,7 @@ def operator_versions() -> dict[str, int]:
     return {
         **{name: cls.version for name, cls in SPECS.items()},
         "local_aggregate": AggregateSpec.version,
+        "local_window_aggregate": WindowAggregateSpec.version,
         **wire.RELATION_VERSIONS,
     }
 

@@ -7,16 +7,25 @@ columns (none: one constant key) and runs the operator::
 
     union.groupBy(__k0, ...) -> OperatorPlugin "window_aggregate" -> __kind, columns...
 
-Input rows: ``__k0..`` (the keys), ``__side`` (0), ``__in0`` (the row: the keys' fields
-NULL, then each call's argument, as ``aggregate_spec``'s) and ``__t`` (the rowtime, epoch
-ms). Each row is assigned its windows (TUMBLE: one; HOP and CUMULATE: several; SESSION:
-``[ts, ts + gap)``, merged with the key's sessions it touches, the key being the session's
-partition), each window of a key keeps its own accumulators (``AggsHandle``), and an
-event-time timer at ``window_end - 1`` emits the window's one ``+I`` row once the watermark
-reaches it, then drops its state (as Flink's ``isWindowFired``). A row whose windows have
-all fired is late and dropped; a row of a HOP or CUMULATE window that fired counts in its
-windows that have not. No slicing: a row is accumulated once per window (Flink shares slices
-between windows; the answers are the same).
+Input rows: ``__k0..`` (the keys), ``__side`` (0), [``__kind``, ``__seq``: a changelog
+input], ``__in0`` (the row: the keys' fields NULL, then each call's argument, as
+``aggregate_spec``'s) and ``__t`` (the rowtime, epoch ms). Event-time TUMBLE, HOP and CUMULATE
+windows are sliced as Flink's: a row is accumulated once, into its slice (TUMBLE: its window;
+HOP: its slide; CUMULATE: its step), and an event-time timer at ``window_end - 1`` emits the
+window's one ``+I`` row (its slices' accumulators merged) once the watermark reaches it (as
+Flink's ``isWindowFired``); a slice is freed when the last window holding it fires. A row whose
+slice has fired is late: dropped when the last window of its slice has fired too, else
+counted in its windows that have not. SESSION: ``[ts, ts + gap)``, merged with the key's
+sessions it touches (the key being the session's partition). A changelog input
+(``retractions``): ``-U``/``-D`` rows retract from their slice; a window whose rows all
+retracted emits nothing.
+
+Two phases (``two_phase``): the ``local_window_aggregate`` relation (``LocalGroupAggregate``)
+folds each task's rows of a micro-batch into one partial accumulator per key and slice before
+the shuffle; its input is the union with ``__t`` right after the keys, holding the slice's
+last millisecond (:meth:`WindowAggregateSpec.slice_ms`), and the operator's input is its
+partials (``__k0..``, ``__t``, ``__side``, ``__in0`` NULL, ``__acc`` BINARY), each merged into
+its slice.
 
 Output columns (``columns``): per output field, ``key<i>`` (the i-th key), ``agg<i>`` (the
 i-th call's result), or ``window_start`` / ``window_end`` / ``window_time`` (end - 1 ms).
@@ -56,7 +65,7 @@ class WindowAggregateSpec:
 
     operator: ClassVar[str] = "window_aggregate"
     #: The spec JSON's and state format's version (bump it, and the Java registry's, on a change).
-    version: ClassVar[int] = 2  # 2: SESSION windows
+    version: ClassVar[int] = 3  # 2: SESSION windows; 3: slices, two phases, changelog input
 
     input: tuple[tuple[str, str], ...]  # the input row's fields (name, Spark DDL), keys first
     key_count: int
@@ -70,8 +79,16 @@ class WindowAggregateSpec:
     #: Windows by the server's clock (a PROCTIME time column): rows are assigned by the
     #: micro-batch's processing time and windows fire by processing-time timers.
     proctime: bool = False
+    #: The input is the local phase's partial accumulators, per key and slice.
+    two_phase: bool = False
+    #: The input is a changelog (MIN/MAX keep value counts, -U/-D rows retract).
+    retractions: bool = False
 
     def __post_init__(self) -> None:
+        if (self.two_phase or self.retractions) and (self.proctime or self.window == "session"):
+            raise ValueError(
+                "two phases and changelog input are for event-time TUMBLE, HOP and CUMULATE"
+            )
         if self.proctime and self.window == "session":
             raise ValueError("processing-time SESSION windows are not supported")
         if self.window not in WINDOW_KINDS:
@@ -123,6 +140,8 @@ class WindowAggregateSpec:
                 "proctime": self.proctime,
             },
             "columns": list(self.columns),
+            "two_phase": self.two_phase,
+            "retractions": self.retractions,
         }
 
     def check(self) -> None:
@@ -131,6 +150,16 @@ class WindowAggregateSpec:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"window aggregate output names must be unique: {dupes}")
+
+    @property
+    def slice_ms(self) -> int:
+        """A slice's length: TUMBLE its size, HOP its slide (the size is a multiple of it, so
+        the slide is their gcd), CUMULATE its step.
+
+        >>> WindowAggregateSpec((("v", "INT"),), 0, (), "hop", 10_000, 2_000).slice_ms
+        2000
+        """
+        return self.step_ms or self.size_ms
 
     @property
     def time_mode(self) -> str:

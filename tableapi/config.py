@@ -106,6 +106,8 @@ AGG_PHASE_STRATEGY = (
     .with_description(
         "In streaming mode with mini-batch, an aggregation runs in two phases (a local one "
         "before the shuffle, a global one after) unless ONE_PHASE; AUTO and TWO_PHASE agree. "
+        "An event-time TUMBLE, HOP or CUMULATE window aggregation runs in two phases (local "
+        "per key and slice) unless ONE_PHASE, mini-batch or not, as Flink's. "
         "Batch mode runs Spark's aggregate, which always pre-aggregates."
     )
 )

@@ -35,6 +35,7 @@ from server_ext.aggregate_spec import AggregateSpec
 from server_ext.joins.spec import KIND, JoinSpec
 from server_ext.jvm import wire
 from server_ext.operators import OperatorSpec, registered
+from server_ext.window_spec import WindowAggregateSpec
 
 __all__ = [
     "NO_PLUGIN",
@@ -150,11 +151,15 @@ def jvm_operator(
 
 
 def jvm_local_aggregate(
-    union: DataFrame, key_names: Sequence[str], spec: AggregateSpec, output: StructType
+    union: DataFrame,
+    key_names: Sequence[str],
+    spec: AggregateSpec | WindowAggregateSpec,
+    output: StructType,
 ) -> DataFrame:
     """The local phase of a two-phase aggregation over ``union`` (the aggregate's tagged
-    union, grouped by ``key_names``): the plugin's ``local_aggregate`` relation, whose rows
-    (the keys, ``__side``, ``__in0`` and the partial accumulators ``__acc``) the aggregate
+    union, grouped by ``key_names``): the plugin's ``local_aggregate`` relation (a window
+    aggregate's spec: ``local_window_aggregate``, grouped by the keys and the slice), whose
+    rows (the keys, ``__side``, ``__in0`` and the partial accumulators ``__acc``) the
     operator of ``spec`` merges into ``output`` (checked here as that operator checks it).
 
     Example::
@@ -166,7 +171,8 @@ def jvm_local_aggregate(
     _check_keys(union, key_names)
     spec.check()
     payload = wire.operator_spec_json(spec, key_names, output.json())
-    plan = _JvmOperator(union._plan, "local_aggregate", payload, spec.version)
+    relation = f"local_{spec.operator}"
+    plan = _JvmOperator(union._plan, relation, payload, spec.version)
     return DataFrame(plan, union.sparkSession)
 
 

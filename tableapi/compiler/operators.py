@@ -32,6 +32,7 @@ from server_ext.joins import multi_spec as mw
 from server_ext.joins import spec as wire
 from server_ext.joins import temporal_spec as tw
 from server_ext.operators import OperatorSpec
+from server_ext.window_spec import WindowAggregateSpec
 from tableapi.compiler.expressions import ref
 from tableapi.compiler.jvm_operators import jvm_local_aggregate, jvm_operator
 from tableapi.errors import ValidationError
@@ -121,6 +122,41 @@ def local_aggregate(union: TaggedUnion, spec: AggregateSpec, output: T.StructTyp
         ]
     )
     names = [f.name for f in keys]
+    out = jvm_local_aggregate(cast(ConnectDataFrame, df), names, spec, output)
+    out._cached_schema = partials  # known here: no analyze round trip for it
+    return out
+
+
+def local_window_aggregate(
+    union: TaggedUnion, spec: WindowAggregateSpec, output: T.StructType
+) -> DataFrame:
+    """The local phase of a two-phase window aggregation: each task folds its rows of
+    ``union`` into one partial accumulator per key and slice before the shuffle. The slice is
+    a grouping column: ``__t`` moves after the keys, as its slice's last millisecond (Flink's
+    ``getWindowStartWithOffset`` by the slice length, plus the slice, minus 1), which the
+    operator assigns to the same slice as the rows it folds; a row without a time keeps its
+    NULL (the operator drops it)."""
+    dropped = (wire.KIND, wire.SEQ, tw.TIME) if union.insert_only else (wire.SEQ, tw.TIME)
+    rest = [f for f in union.schema.fields if f.name not in dropped]
+    keys = rest[: union.key_count]
+    time = T.StructField(tw.TIME, T.LongType(), True)
+    t, length = F.col(tw.TIME), F.lit(spec.slice_ms)
+    last = t - F.pmod(t - F.lit(spec.offset_ms), length) + F.lit(spec.slice_ms - 1)
+    schema = T.StructType([*keys, time, *rest[union.key_count :]])
+    df = union.dataframe.select(
+        *(last.alias(tw.TIME) if f.name == tw.TIME else F.col(f.name) for f in schema.fields)
+    )
+    df._cached_schema = schema  # type: ignore[attr-defined]
+    partials = T.StructType(
+        [
+            *keys,
+            time,
+            T.StructField(wire.SIDE, T.ByteType(), False),
+            T.StructField(mw.input_column(0), schema[mw.input_column(0)].dataType, True),
+            T.StructField(ACC, T.BinaryType(), False),
+        ]
+    )
+    names = [f.name for f in (*keys, time)]
     out = jvm_local_aggregate(cast(ConnectDataFrame, df), names, spec, output)
     out._cached_schema = partials  # known here: no analyze round trip for it
     return out

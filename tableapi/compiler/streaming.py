@@ -48,6 +48,7 @@ from tableapi.compiler.operators import (
     key_columns,
     key_types,
     local_aggregate,
+    local_window_aggregate,
     operator_time_mode,
     output_schema,
     partials_union,
@@ -75,6 +76,10 @@ from tableapi.physical import (
 )
 from tableapi.physical.options import StateBackend
 from tableapi.physical.window_join import StreamExecWindowTableFunction
+from tableapi.physical.windows import (
+    StreamExecGlobalWindowAggregate,
+    StreamExecLocalWindowAggregate,
+)
 from tableapi.plan import FileSource, LookupJoin, NexmarkSource, Scan
 from tableapi.plan.changelog import ChangelogMode
 from tableapi.plan.sources import FILE_ORDERS
@@ -396,6 +401,22 @@ class StreamingCompiler(Compiler):
     ) -> DataFrame:
         """The global phase: the group aggregate operator merging the local partials."""
         union = partials_union(self.compile(node.input), max(len(node.group_keys), 1))
+        return self._operator(node, union, node.operator_spec())
+
+    def visit_StreamExecLocalWindowAggregate(
+        self, node: StreamExecLocalWindowAggregate
+    ) -> DataFrame:
+        """A window aggregation's local phase: partial accumulators per key, slice and task."""
+        union = self.operator_union(node, ordered=False)
+        spec = node.operator_spec()
+        return local_window_aggregate(union, spec, output_schema(node.row_type))
+
+    def visit_StreamExecGlobalWindowAggregate(
+        self, node: StreamExecGlobalWindowAggregate
+    ) -> DataFrame:
+        """A window aggregation's global phase: the window aggregate operator merging the
+        local partials into its slices."""
+        union = partials_union(self.compile(node.input), max(len(node.aggregate.keys), 1))
         return self._operator(node, union, node.operator_spec())
 
     def visit_StreamExecTemporalJoin(self, node: StreamExecTemporalJoin) -> DataFrame:

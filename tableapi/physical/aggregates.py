@@ -83,6 +83,17 @@ def two_phase(aggs: tuple[tuple[str, Expression], ...], options: StreamingOption
     """
     if options.mini_batch_ms is None or options.agg_phase_strategy is AggPhaseStrategy.ONE_PHASE:
         return False
+    return mergeable(aggs)
+
+
+def mergeable(aggs: tuple[tuple[str, Expression], ...]) -> bool:
+    """Can every aggregate call's partial results merge (Flink's
+    ``doAllSupportPartialMerge``)?
+
+    >>> from tableapi.expressions import col
+    >>> mergeable((("s", col("v").sum), ("n", col("v").count.distinct)))
+    True
+    """
     return all(
         isinstance(e, Call) and e.name.removesuffix("_distinct") in _MERGEABLE for _, e in aggs
     )
@@ -208,7 +219,7 @@ class StreamExecLocalGroupAggregate(StreamExecGroupAggregate):
         keys = list(self.group_keys)
         local = list(keys)
         for i, (_, agg) in enumerate(self.aggs):
-            local.append(f"{agg} AS {_partial_name(agg, i)}")
+            local.append(f"{agg} AS {partial_name(agg, i)}")
         return f"LocalGroupAggregate({_group_by(keys)}select={_list(local)})"
 
     def details(self) -> list[str]:
@@ -233,14 +244,14 @@ class StreamExecGlobalGroupAggregate(StreamExecGroupAggregate):
             distinct = (
                 "DISTINCT " if isinstance(agg, Call) and agg.name.endswith("_distinct") else ""
             )
-            merged.append(f"{fn.upper()}({distinct}{_partial_name(agg, i)}) AS {name}")
+            merged.append(f"{fn.upper()}({distinct}{partial_name(agg, i)}) AS {name}")
         return f"GlobalGroupAggregate({_group_by(keys)}select={_list(merged)})"
 
 
-def _partial_name(agg: Expression, i: int) -> str:
+def partial_name(agg: Expression, i: int) -> str:
     """A partial result's name as Flink shows it: ``sum$0``, ``count1$1`` (COUNT(*))."""
     fn = agg.name.removesuffix("_distinct") if isinstance(agg, Call) else str(agg)
-    counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)")
+    counts_rows = fn == "count" and str(agg) in ("COUNT(*)", "COUNT(1)", "COUNT()")
     return f"{'count1' if counts_rows else fn}${i}"
 
 

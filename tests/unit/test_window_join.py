@@ -167,7 +167,7 @@ def test_a_join_of_two_window_aggregations_runs_as_a_regular_join(
     )
     plan = senv.sql_query(query(left=agg, right=agg)).explain()
     assert "WindowJoin(" not in plan
-    assert "Join(joinType=[InnerJoin]" in plan and plan.count("WindowAggregate(") == 2
+    assert "Join(joinType=[InnerJoin]" in plan and plan.count("GlobalWindowAggregate(") == 2
 
 
 def test_hop_windows_need_no_size_multiple_of_the_slide_in_a_window_join(

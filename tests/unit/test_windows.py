@@ -70,15 +70,29 @@ def test_named_parameters_build_the_positional_call(benv: TableEnvironment) -> N
 
 
 def test_a_window_aggregate_in_streaming_explains_as_flinks(senv: TableEnvironment) -> None:
+    """Two phases by default (AUTO), as Flink plans them: its LocalWindowAggregate and
+    GlobalWindowAggregate lines; ONE_PHASE: one WindowAggregate."""
     plan = senv.sql_query(AGG.format(TUMBLE)).explain()
     assert (
-        "WindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[ts], size=[10 s])], "
-        "select=[k, COUNT() AS $agg0, SUM(v) AS $agg1" in plan
+        "+- GlobalWindowAggregate(groupBy=[k], window=[TUMBLE(slice_end=[$slice_end], "
+        "size=[10 s])], select=[k, COUNT(count1$0) AS $agg0, SUM(sum$1) AS $agg1" in plan
     )
-    assert "start('w$) AS window_start, end('w$) AS window_end]" in plan
-    line = next(x for x in plan.splitlines() if "WindowAggregate(" in x)
+    assert (
+        "+- LocalWindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[ts], size=[10 s])], "
+        "select=[k, COUNT(*) AS count1$0, SUM(v) AS sum$1" in plan
+    )
+    assert "slice_end('w$) AS $slice_end], changelogMode=[I])" in plan
+    line = next(x for x in plan.splitlines() if "GlobalWindowAggregate(" in x)
+    assert "start('w$) AS window_start, end('w$) AS window_end]" in line
     assert "operator=[server_ext window aggregate]" in line
     assert line.endswith("changelogMode=[I])")  # insert-only: final rows only
+    senv.config.set("table.optimizer.agg-phase-strategy", "ONE_PHASE")
+    plan = senv.sql_query(AGG.format(TUMBLE)).explain()
+    assert "LocalWindowAggregate" not in plan and "GlobalWindowAggregate" not in plan
+    assert (
+        "+- WindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[ts], size=[10 s])], "
+        "select=[k, COUNT() AS $agg0, SUM(v) AS $agg1" in plan
+    )
     cumulate = "CUMULATE(TABLE Events, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND, "
     plan = senv.sql_query(AGG.format(f"TABLE({cumulate}INTERVAL '1' SECOND))")).explain()
     assert "CUMULATE(time_col=[ts], max_size=[10 s], step=[2 s], offset=[1 s])" in plan
@@ -92,15 +106,18 @@ def test_the_rule_folds_the_tvf_into_the_aggregate_and_the_spec_says_the_window(
     (agg,) = [n for n in plan.walk() if isinstance(n, WindowAggregate)]
     assert agg.keys == ("k",) and agg.window == Window(WindowKind.TUMBLE, "ts", 10_000)
     root = plan_stream(plan, StreamingOptions()).root
-    (node,) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    (node, local) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    assert (node.NAME, local.NAME, local.stateful) == (
+        "stream-exec-global-window-aggregate", "stream-exec-local-window-aggregate", False
+    )  # fmt: skip
     spec = node.operator_spec()
-    assert (spec.operator, spec.window, spec.size_ms, spec.key_count) == (
-        "window_aggregate", "tumble", 10_000, 1
+    assert (spec.operator, spec.window, spec.size_ms, spec.key_count, spec.two_phase) == (
+        "window_aggregate", "tumble", 10_000, 1, True
     )  # fmt: skip
     assert [a.function for a in spec.aggs] == ["count_star", "sum", "max", "avg", "min", "count"]
     assert spec.columns[:3] == ("window_start", "window_end", "key0")
     assert spec.time_mode == "EventTime"
-    (source,) = node.operator_inputs()
+    (source,) = local.operator_inputs()
     assert source.keys == ("k",) and source.time == "ts"
 
 
@@ -211,7 +228,7 @@ def test_a_session_window_aggregate_explains_as_flinks(senv: TableEnvironment) -
     root = plan_stream(optimize(table._plan).plan, StreamingOptions()).root
     (node,) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
     spec = node.operator_spec()
-    assert (spec.window, spec.size_ms, spec.step_ms, spec.version) == ("session", 5000, None, 2)
+    assert (spec.window, spec.size_ms, spec.step_ms, spec.version) == ("session", 5000, None, 3)
 
 
 def test_a_session_is_grouped_by_its_partition_keys(senv: TableEnvironment) -> None:
@@ -276,10 +293,29 @@ def test_processing_time_windows_run_by_the_servers_clock(senv: TableEnvironment
     assert node.operator_inputs()[0].time is None  # the rows' time is not read
 
 
-def test_streaming_refuses_changelog_input_and_a_tvf_on_its_own(senv: TableEnvironment) -> None:
+def test_a_changelog_input_runs_flinks_retracting_calls(senv: TableEnvironment) -> None:
+    """Flink 1.19+ takes a changelog in a TUMBLE, HOP or CUMULATE window aggregation (its
+    calls *_RETRACT, in two phases as Flink plans them); a SESSION one is refused yet."""
+    senv.execute_sql("DROP TABLE Changes")
+    senv.execute_sql(CHANGES.replace("op STRING,", ""))
     changes = "TABLE(TUMBLE(TABLE Changes, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
-    with pytest.raises(ValidationError, match=r"changelog input \[Changes\] is not supported yet"):
-        senv.sql_query(AGG.format(changes)).explain()
+    plan = senv.sql_query(AGG.format(changes)).explain()
+    assert (
+        "LocalWindowAggregate(groupBy=[k], window=[TUMBLE(time_col=[ts], size=[10 s])], "
+        + ("select=[k, COUNT_RETRACT(*) AS count1$0, SUM_RETRACT(v) AS sum$1")
+        in plan
+    )
+    assert "fields=[k, v, ts], changelogMode=[I,UB,UA,D])" in plan
+    table = senv.sql_query(AGG.format(changes))
+    root = plan_stream(optimize(table._plan).plan, StreamingOptions()).root
+    (node, _) = [n for n in root.walk() if isinstance(n, StreamExecWindowAggregate)]
+    assert node.operator_spec().retractions and node.operator_spec().two_phase
+    session = "TABLE(SESSION(TABLE Changes PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+    with pytest.raises(ValidationError, match=r"A SESSION window aggregation over a changelog"):
+        senv.sql_query(AGG.format(session)).explain()
+
+
+def test_streaming_refuses_a_tvf_on_its_own(senv: TableEnvironment) -> None:
     with pytest.raises(ValidationError, match="runs only as a window aggregation"):
         senv.sql_query(f"SELECT * FROM {TUMBLE}").explain()
     with pytest.raises(ValidationError, match="runs only as a window aggregation"):

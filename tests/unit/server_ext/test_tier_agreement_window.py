@@ -5,13 +5,19 @@ model for SESSION) emits, key by key, batch by batch: TUMBLE (with offsets), HOP
 and SESSION windows (sessions merging, late rows merging into a session that has not fired),
 every aggregate function and DISTINCT form, NULL keys and values, rows without a time, late
 rows (behind the batch's watermark: dropped, or counted in the windows of theirs that have
-not fired), and the end of input (a watermark far ahead fires every window).
+not fired), and the end of input (a watermark far ahead fires every window). Two-phase
+(TUMBLE, HOP, CUMULATE): each batch's rows spread over one to three tasks, each folded by the
+local phase (``LocalGroupAggregate`` over the union grouped by the key and the slice, as the
+client's compiler lays it out) into partials that the operator merges: the same rows. A
+changelog input (``retractions``; one phase and two): inserts, deletes and updates of rows it
+inserted, a window whose rows all retracted emitting nothing.
 ``TIER_AGREEMENT_CASES`` sets the number of random cases per window kind (default 150); all
 run in one JVM.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -151,6 +157,146 @@ def jvm_by_key(result: dict[str, Any]) -> list[dict]:
 
 
 KINDS = list(WINDOWS)
+
+
+SLICED = ["tumble", "hop", "cumulate"]
+_KIND_BYTES = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
+
+
+def changelog_scenario(rng: random.Random, kind: str) -> dict[str, Any]:
+    """``scenario``'s spec over a changelog input: each batch inserts rows, deletes or updates
+    (-U, +U) rows it inserted before (their time as they had it), the rows (key, row, time,
+    kind) in changelog order."""
+    case = scenario(rng, kind)
+    spec = dataclasses.replace(case["spec"], retractions=True)
+    keyed = spec.key_count == 1
+    live: list[tuple[Any, tuple, int | None]] = []
+    batches = []
+    for watermark, inserts in case["batches"]:
+        rows: list[tuple] = []
+        for k, r, t in inserts:
+            if live and rng.random() < 0.4:
+                old = live.pop(rng.randrange(len(live)))
+                if rng.random() < 0.5:
+                    rows.append((*old, "-D"))
+                    continue
+                rows.append((*old, "-U"))
+                k = old[0]
+                r = (k, *r[1:]) if keyed else r
+                rows.append((k, r, t, "+U"))
+            else:
+                rows.append((k, r, t, "+I"))
+            live.append((k, r, t))
+        batches.append((watermark, rows))
+    return {"spec": spec, "batches": batches}
+
+
+def changelog_case(case: dict[str, Any], two_phase: bool, rng: random.Random) -> dict[str, Any]:
+    """A changelog case's JVM case: the union with ``__kind`` and ``__seq`` (one phase), or the
+    local phase's union with ``__kind`` (partials need no order), over tasks."""
+    spec = dataclasses.replace(case["spec"], two_phase=two_phase)
+    plain = jvm_case({"spec": spec, "batches": [(w, []) for w, _ in case["batches"]]})
+    k, side, row, t = json.loads(plain["input"])["fields"]
+    kind = {"name": "__kind", "type": "byte", "nullable": True, "metadata": {}}
+    seq = {"name": "__seq", "type": "string", "nullable": True, "metadata": {}}
+    size, n = spec.slice_ms, 0
+    batches = []
+    for watermark, rows in case["batches"]:
+        wire_rows = []
+        for key, r, ts, op in rows:
+            n += 1
+            if two_phase:
+                last = None if ts is None else ts - (ts - spec.offset_ms) % size + size - 1
+                wire_rows.append(to_json([key, last, 0, _KIND_BYTES[op], list(r)]))
+            else:
+                wire_rows.append(to_json([key, 0, _KIND_BYTES[op], f"{n:020d}", list(r), ts]))
+        if two_phase:
+            tasks: list[list] = [[] for _ in range(rng.randint(1, 3))]
+            for w in wire_rows:
+                rng.choice(tasks).append(w)
+            batches.append({"now": 0, "watermark": watermark, "tasks": tasks})
+        else:
+            batches.append({"now": 0, "watermark": watermark, "rows": wire_rows})
+    fields = [k, t, side, kind, row] if two_phase else [k, side, kind, seq, row, t]
+    extra = {"local": True, "local_key_count": 2} if two_phase else {}
+    return dict(
+        plain, input=json.dumps({"type": "struct", "fields": fields}), batches=batches, **extra
+    )
+
+
+@pytest.mark.parametrize("kind", SLICED)
+def test_window_aggregate_over_a_changelog_emits_the_models_rows(kind: str) -> None:
+    """Retractions leave their slices (a window retracted to empty emits nothing), in one
+    phase and in two (the local phase folds them with their signs)."""
+    rng = random.Random(f"changelog-{kind}")
+    cases = [changelog_scenario(random.Random(f"cl-{kind}-{i}"), kind) for i in range(CASES)]
+    jvm = [changelog_case(c, two, rng) for c in cases for two in (False, True)]
+    results = iter(run_cases(jvm))
+    for i, case in enumerate(cases):
+        want = model_run(case)
+        for phases in (1, 2):
+            got = next(results)
+            assert "error" not in got, f"case {i} ({phases} phases): {got['error']}\n{case}"
+            assert jvm_by_key(got) == want, f"case {i} ({phases} phases) differs:\n{case}"
+            if case["batches"][-1][0] == END_OF_INPUT:
+                assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
+    assert sum(len(b) for w in map(model_run, cases) for b in w) > CASES // 2
+
+
+def two_phase_case(case: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """``case``'s JVM case in two phases: its spec with ``two_phase``, each batch's rows
+    spread over tasks, each row as the local phase's union has it (``__k0``, ``__t`` as its
+    slice's last millisecond, ``__side``, ``__in0``: ``local_window_aggregate`` in
+    ``tableapi/compiler/operators.py``)."""
+    spec = dataclasses.replace(case["spec"], two_phase=True)
+    plain = jvm_case(dict(case, spec=spec))
+    fields = json.loads(plain["input"])["fields"]
+    local = [fields[0], fields[3], fields[1], fields[2]]  # __k0, __t, __side, __in0
+    size = spec.slice_ms
+
+    def last_ms(t: int | None) -> int | None:
+        return None if t is None else t - (t - spec.offset_ms) % size + size - 1
+
+    batches = []
+    for watermark, rows in case["batches"]:
+        tasks: list[list] = [[] for _ in range(rng.randint(1, 3))]
+        for k, r, t in rows:
+            rng.choice(tasks).append(to_json([k, last_ms(t), 0, list(r)]))
+        batches.append({"now": 0, "watermark": watermark, "tasks": tasks})
+    return dict(
+        plain,
+        input=json.dumps({"type": "struct", "fields": local}),
+        local=True,
+        local_key_count=2,
+        batches=batches,
+    )
+
+
+@pytest.fixture(scope="module")
+def two_phase_runs() -> dict[str, tuple[list[dict], list[list[dict]], list[dict]]]:
+    rng = random.Random("two-phase")
+    cases = {k: [scenario(random.Random(f"win2-{k}-{i}"), k) for i in range(CASES)] for k in SLICED}
+    jvm = [two_phase_case(c, rng) for k in SLICED for c in cases[k]]
+    results = iter(run_cases(jvm))
+    return {
+        k: (cases[k], [model_run(c) for c in cases[k]], [next(results) for _ in cases[k]])
+        for k in SLICED
+    }
+
+
+@pytest.mark.parametrize("kind", SLICED)
+def test_two_phase_window_aggregate_emits_the_one_phase_rows(
+    kind: str, two_phase_runs: dict[str, tuple[list[dict], list[list[dict]], list[dict]]]
+) -> None:
+    """Partials folded per task, key and slice, merged into the operator's slices: the model's
+    rows (late partials dropped or kept as late rows are)."""
+    cases, expected, results = two_phase_runs[kind]
+    for i, (case, want, got) in enumerate(zip(cases, expected, results, strict=True)):
+        assert "error" not in got, f"case {i}: {got['error']}\n{case}"
+        assert jvm_by_key(got) == want, f"case {i} differs:\n{case}"
+        if case["batches"][-1][0] == END_OF_INPUT:
+            assert got["state_keys"] == 0, f"case {i} keeps state:\n{case}"
+    assert sum(len(b) for w in expected for b in w) > CASES // 2
 
 
 @pytest.fixture(scope="module")

@@ -77,6 +77,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * global operator reads its input row type from it) and {@code __acc}, the partial in the
  * operator's state format. Partials merge in any order, so no {@code __seq} is needed.
  *
+ * <p>The {@code local_window_aggregate} relation is the same phase for a two-phase window
+ * aggregation (Flink's LocalWindowAggregate): grouped by the keys and {@code __t} (the union's
+ * column after the keys, the row's slice as its last millisecond), one bundle per task and
+ * micro-batch; {@link WindowAggregate} merges the partials into its slices.
+ *
  * <p>It runs as a physical operator of its own ({@link Exec}, planned by {@link Strategy} from
  * the logical {@link Node}) over Spark's internal rows, as Spark's partial aggregation does: a
  * single key is the map's key as it is (else the key columns in binary, an {@code UnsafeRow}),
@@ -91,7 +96,8 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class LocalGroupAggregate implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  private final GroupAggregate agg;
+  private final AggsHandle aggs;
+  private final int bundleSize;
   private final StructType out;
   private final DataType[] keyTypes;
   private final int kindAt; // -1: an insert-only union (every row +I)
@@ -102,10 +108,9 @@ public final class LocalGroupAggregate implements Serializable {
   private final boolean singleKey; // one key column, its values compared as they are
   private static final Object NULL_KEY = new Object(); // a NULL single key (a map has no null)
 
-  private LocalGroupAggregate(GroupAggregate agg, StructType input) {
-    this.agg = agg;
-    // A global aggregate (no group key) is grouped by the union's one constant key column.
-    int keyCount = Math.max(agg.keyCount(), 1);
+  private LocalGroupAggregate(AggsHandle aggs, int keyCount, int bundleSize, StructType input) {
+    this.aggs = aggs;
+    this.bundleSize = bundleSize;
     this.out = output(input, keyCount);
     this.keyTypes = new DataType[keyCount];
     for (int i = 0; i < keyCount; i++) keyTypes[i] = input.fields()[i].dataType();
@@ -114,18 +119,36 @@ public final class LocalGroupAggregate implements Serializable {
     this.structAt = keyCount + 1;
     this.singleKey = keyCount == 1 && (keyTypes[0] instanceof StringType
         || keyTypes[0] instanceof LongType || keyTypes[0] instanceof IntegerType);
-    this.read = agg.aggs().foldedFields();
+    this.read = aggs.foldedFields();
     this.readTypes = new DataType[read.length];
-    StructType row = agg.aggs().row();
+    StructType row = aggs.row();
     for (int j = 0; j < read.length; j++) readTypes[j] = row.fields()[read[j]].dataType();
   }
 
-  /** The local phase over an input of schema {@code input}, for the aggregate spec. */
+  /**
+   * The local phase over an input of schema {@code input}, for the aggregate spec or the
+   * window aggregate spec (the {@code local_window_aggregate} relation: grouped by the keys and
+   * the slice, {@code __t}, the union's column after the keys; one bundle per task and
+   * micro-batch, as Flink's LocalSlicingWindowAggOperator buffers until the watermark).
+   */
   static LocalGroupAggregate of(String specJson, StructType input, String timeZone,
       boolean java8Time) {
-    GroupAggregate agg = GroupAggregate.of(
-        new Operator.Request(Specs.Envelope.parse(specJson), input, timeZone, java8Time), true);
-    return new LocalGroupAggregate(agg, input);
+    Specs.Envelope envelope = Specs.Envelope.parse(specJson);
+    Operator.Request request = new Operator.Request(envelope, input, timeZone, java8Time);
+    if (envelope.root().has("window_aggregate")) {
+      WindowAggregate window = WindowAggregate.of(request, true);
+      int keys = Math.max(window.keyCount(), 1);
+      if (input.fields().length <= keys || !input.fields()[keys].name().equals(Wire.TIME)) {
+        throw new IllegalArgumentException("the local phase of a window aggregation groups by "
+            + "the keys then " + Wire.TIME + " (the slice); its input has "
+            + List.of(input.fieldNames()));
+      }
+      return new LocalGroupAggregate(window.aggs(), keys + 1, Integer.MAX_VALUE, input);
+    }
+    GroupAggregate agg = GroupAggregate.of(request, true);
+    // A global aggregate (no group key) is grouped by the union's one constant key column.
+    return new LocalGroupAggregate(agg.aggs(), Math.max(agg.keyCount(), 1), agg.bundleSize(),
+        input);
   }
 
   /** The partial rows' schema: the keys, {@code __side}, {@code __in0}, {@code __acc}. */
@@ -229,11 +252,11 @@ public final class LocalGroupAggregate implements Serializable {
    * {@code Row} holds them.
    */
   private Iterator<InternalRow> process(Iterator<InternalRow> rows, int[] at) {
-    agg.aggs().init();
+    aggs.init();
     int kind = kindAt < 0 ? -1 : at[keyTypes.length];
     int first = keyTypes.length + (kindAt < 0 ? 0 : 1); // the first read field in at
-    if (agg.aggs().integral()) {
-      int[] args = agg.aggs().callArgs();
+    if (aggs.integral()) {
+      int[] args = aggs.callArgs();
       int[] argAt = new int[args.length]; // each call's argument in the input row (-1: none)
       DataType[] argTypes = new DataType[args.length];
       boolean[] sums = new boolean[args.length];
@@ -241,9 +264,9 @@ public final class LocalGroupAggregate implements Serializable {
         int j = Arrays.binarySearch(read, args[i]);
         argAt[i] = args[i] < 0 ? -1 : at[first + j];
         argTypes[i] = args[i] < 0 ? null : readTypes[j];
-        sums[i] = agg.aggs().sums(i);
+        sums[i] = aggs.sums(i);
       }
-      return fold(rows, at, kind, () -> agg.aggs().new Counts(), (p, r, sign) -> {
+      return fold(rows, at, kind, () -> aggs.new Counts(), (p, r, sign) -> {
         p.rows += sign;
         for (int i = 0; i < argAt.length; i++) {
           int f = argAt[i];
@@ -256,9 +279,9 @@ public final class LocalGroupAggregate implements Serializable {
         }
       }, AggsHandle.Counts::accs);
     }
-    boolean java8Time = agg.aggs().java8Time();
-    Object[] values = new Object[agg.aggs().row().fields().length];
-    return fold(rows, at, kind, () -> agg.aggs().new Accs(), (accs, r, sign) -> {
+    boolean java8Time = aggs.java8Time();
+    Object[] values = new Object[aggs.row().fields().length];
+    return fold(rows, at, kind, () -> aggs.new Accs(), (accs, r, sign) -> {
       for (int j = 0; j < read.length; j++) {
         int i = at[first + j];
         values[read[j]] = r.isNullAt(i) ? null : external(r, i, readTypes[j], java8Time);
@@ -285,7 +308,7 @@ public final class LocalGroupAggregate implements Serializable {
     UnsafeProjection keyOf = singleKey ? null : UnsafeProjection.create(seq(keyColumns));
     UnsafeProjection toUnsafe = UnsafeProjection.create(out);
     int keyAt = at[0];
-    int bundleSize = agg.bundleSize();
+    int bundleSize = this.bundleSize;
     Map<Object, P> partials = new LinkedHashMap<>();
     List<InternalRow> result = new ArrayList<>();
     int n = 0;
@@ -343,7 +366,7 @@ public final class LocalGroupAggregate implements Serializable {
       }
       row.update(structAt - 1, (byte) 0);
       row.update(structAt, null);
-      row.update(structAt + 1, agg.aggs().encode(accs.apply(e.getValue())));
+      row.update(structAt + 1, aggs.encode(accs.apply(e.getValue())));
       result.add(toUnsafe.apply(row).copy());
     }
     partials.clear();
@@ -382,7 +405,7 @@ public final class LocalGroupAggregate implements Serializable {
 
   @Override
   public String toString() {
-    return "keys=" + keyTypes.length + ", bundle_size=" + agg.bundleSize();
+    return "keys=" + keyTypes.length + ", bundle_size=" + bundleSize;
   }
 
   // -- the operator in Spark's planner ---------------------------------------------------------

@@ -89,7 +89,7 @@ public class OperatorPlugin implements RelationPlugin {
       "interval", new Grouped(1, IntervalJoin::create),
       "multi", new Grouped(1, MultiJoin::create),
       "aggregate", new Grouped(1, GroupAggregate::create),
-      "window_aggregate", new Grouped(2, WindowAggregate::create),
+      "window_aggregate", new Grouped(3, WindowAggregate::create),
       "window_join", new Grouped(1, WindowJoin::create),
       "window_rank", new Grouped(1, WindowRank::create));
 
@@ -100,7 +100,8 @@ public class OperatorPlugin implements RelationPlugin {
    * in reading order, {@link Positions}), {@code file_time} (each row's file's modification
    * time in nanoseconds, {@link FileTimes}) and {@code local_aggregate} (a two-phase
    * aggregation's local phase, {@link LocalGroupAggregate}; the aggregate's version: its
-   * partials are the aggregate's state format).
+   * partials are the aggregate's state format), {@code local_window_aggregate} (the same for a
+   * two-phase window aggregation, per key and slice; the window aggregate's version).
    */
   static final Map<String, Relation> RELATIONS = Map.of(
       "probe", new Relation(1, (request, planner) ->
@@ -115,7 +116,10 @@ public class OperatorPlugin implements RelationPlugin {
           FileTimes.withFileTime(input(request, planner), request.specJson()).logicalPlan()),
       "local_aggregate", new Relation(OPERATORS.get("aggregate").version(), (request, planner) ->
           LocalGroupAggregate.apply(input(request, planner), request.specJson(),
-              planner.session()).logicalPlan()));
+              planner.session()).logicalPlan()),
+      "local_window_aggregate", new Relation(OPERATORS.get("window_aggregate").version(),
+          (request, planner) -> LocalGroupAggregate.apply(input(request, planner),
+              request.specJson(), planner.session()).logicalPlan()));
 
   /** The relation of wire name {@code name}: a grouped operator, or one of {@link #RELATIONS}. */
   static Relation relation(String name) {

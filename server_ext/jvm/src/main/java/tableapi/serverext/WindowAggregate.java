@@ -17,24 +17,34 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Flink's window aggregation over a window TVF (TUMBLE, HOP, CUMULATE; Flink's
- * SlicingWindowOperator with a window AggsHandle), over an insert-only input, the JVM twin of
- * {@code tests/models/window_aggregate.py}: each row of a key is assigned its windows (Flink's
- * assigners, offset included) and accumulated into each window's {@link AggsHandle.Accs}; an
- * event-time timer at {@code window_end - 1} ({@link TimerService}) emits the window's one
- * {@code +I} row once the watermark reaches it (Flink's {@code isWindowFired}) and drops the
- * window's state. A row is late for a window that has fired: it counts in its windows that
- * have not (HOP, CUMULATE), and is dropped when all have. A row without a time is dropped.
+ * SlicingWindowOperator with a window AggsHandle), the JVM twin of {@code
+ * tests/models/window_aggregate.py}. Slicing, as Flink's {@code SliceAssigner}s: each row of a
+ * key is accumulated once, into its slice's {@link AggsHandle.Accs} (TUMBLE: its window; HOP:
+ * its slice of {@code gcd(size, slide)} = the slide, the size being a multiple of it; CUMULATE:
+ * its step), and a window fires by merging the accumulators of the slices it spans ({@code
+ * SliceSharedAssigner.mergeSlices}). An event-time timer at {@code window_end - 1} ({@link
+ * TimerService}) emits the window's one {@code +I} row once the watermark reaches it (Flink's
+ * {@code isWindowFired}); firing a window registers the next window of its slices (HOP: while
+ * one of them holds rows; CUMULATE: up to the max size) and frees the slices no later window
+ * reads. A row whose slice has fired is late: dropped when the last window holding its slice
+ * has fired too, else accumulated into its slice with a timer at its first window not yet
+ * fired. A row without a time is dropped.
  *
- * <p>No slicing: a row is accumulated once per window it belongs to, where Flink accumulates
- * it once into a slice that its windows merge; the answers are the same.
+ * <p>Two-phase ({@code two_phase}, Flink's GlobalWindowAggregate): the input rows are partial
+ * accumulators ({@code __acc}) that {@link LocalGroupAggregate} folded per task, key and slice
+ * before the shuffle (their {@code __t} is the slice's last millisecond); each is merged into
+ * its slice as a row is accumulated. A changelog input ({@code retractions}): {@code -U/-D}
+ * rows retract from their slice; a window whose rows all retracted emits nothing.
  *
  * <p>SESSION windows (Flink's merging window set, the grouping key being the session's
  * partition): each row's window {@code [ts, ts + gap)} merges with the key's windows it
- * touches, see {@link #sessions}.
+ * touches, see {@link #sessions}. Processing-time windows keep one accumulator per window
+ * ({@link #byClock}).
  *
  * <p>State value (beside the key's timers): {@code varint n; n x (zigzag start, zigzag end,
- * the window's accumulators as bytes)}; timers (event time, {@code end - 1}, tag {@code
- * start}).
+ * the accumulators as bytes)}, per slice (event-time TUMBLE, HOP, CUMULATE: {@code start =
+ * end - slice}) or per window (SESSION, processing time); timers (end - 1, tag: the window's
+ * start).
  */
 final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, byte[], Row> {
   private static final long serialVersionUID = 1L;
@@ -45,6 +55,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
   private final int timeAt;
   private final int[] layout; // per output column: key i (>= 0), or START/END/TIME/agg
   private final boolean java8Time;
+  private final long slice; // a slice's length (and the interval between window ends)
+  private final int accAt; // two-phase: the __acc column of the input; -1: none
 
   private static final int START = -1;
   private static final int END = -2;
@@ -58,7 +70,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
    * {@code agg<i>}, {@code window_start}, {@code window_end}, {@code window_time}).
    */
   record Spec(List<Specs.Field> input, int keyCount, List<Specs.AggCall> aggs, String kind,
-      long size, long step, long offset, List<String> columns, boolean proctime)
+      long size, long step, long offset, List<String> columns, boolean proctime,
+      boolean twoPhase, boolean retractions)
       implements java.io.Serializable {
     static Spec parse(Specs.Envelope envelope) {
       String where = "window_aggregate";
@@ -69,7 +82,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
           Specs.text(w, "kind", where + ".window"), Specs.integer(w, "size_ms", where + ".window"),
           Specs.optionalLong(w, "step_ms", -1), Specs.optionalLong(w, "offset_ms", 0),
           Specs.strings(Specs.field(s, "columns", where), where + ".columns"),
-          w.path("proctime").asBoolean(false));
+          w.path("proctime").asBoolean(false), s.path("two_phase").asBoolean(false),
+          s.path("retractions").asBoolean(false));
       boolean stepless = spec.kind.equals("tumble") || spec.kind.equals("session");
       if (!List.of("tumble", "hop", "cumulate", "session").contains(spec.kind)) {
         throw new IllegalArgumentException("unknown window kind " + spec.kind);
@@ -79,6 +93,10 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
           || (spec.kind.equals("session") && (spec.offset != 0 || spec.proctime))) {
         throw new IllegalArgumentException("bad window: " + w);
       }
+      if ((spec.twoPhase || spec.retractions) && (spec.proctime || spec.kind.equals("session"))) {
+        throw new IllegalArgumentException("two phases and changelog input are for event-time "
+            + "TUMBLE, HOP and CUMULATE windows only: " + s);
+      }
       return spec;
     }
   }
@@ -86,6 +104,8 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
   private WindowAggregate(Spec spec, AggsHandle aggs, int[] layout, StructType input,
       boolean java8Time) {
     this.spec = spec;
+    this.slice = spec.kind().equals("tumble") ? spec.size() : spec.step();
+    this.accAt = spec.twoPhase() ? input.fieldIndex(GroupAggregate.ACC) : -1;
     this.aggs = aggs;
     this.layout = layout;
     this.union = InputUnion.inputs(input, 1);
@@ -96,6 +116,17 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
 
   /** The {@code window_aggregate} operator ({@link OperatorPlugin#OPERATORS}). */
   static Operator create(Operator.Request request) {
+    WindowAggregate fn = of(request, false);
+    return new Operator(fn, request.output(), fn.spec.proctime()
+        ? GroupStateTimeout.ProcessingTimeTimeout() : GroupStateTimeout.EventTimeTimeout());
+  }
+
+  /**
+   * The function for a request, its spec checked against the union and the output; {@code
+   * local}: for the local phase of a two-phase window aggregation, over the operator's input
+   * rows (no {@code __acc} yet).
+   */
+  static WindowAggregate of(Operator.Request request, boolean local) {
     Spec spec = Spec.parse(request.spec());
     StructType row = request.struct(Wire.INPUT_PREFIX + 0);
     RowCodec.check(row);
@@ -132,10 +163,31 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
         }
       };
     }
-    AggsHandle aggs = AggsHandle.of(row, spec.aggs(), results, false, request.java8Time());
-    return new Operator(new WindowAggregate(spec, aggs, layout, request.input(),
-        request.java8Time()), output, spec.proctime() ? GroupStateTimeout.ProcessingTimeTimeout()
-        : GroupStateTimeout.EventTimeTimeout());
+    if (!local && spec.twoPhase()
+        && !List.of(request.input().fieldNames()).contains(GroupAggregate.ACC)) {
+      throw new IllegalArgumentException("a two-phase window aggregation reads the partial "
+          + "accumulators of its local phase (" + GroupAggregate.ACC + "); its input has "
+          + List.of(request.input().fieldNames()));
+    }
+    AggsHandle aggs = AggsHandle.of(row, spec.aggs(), results, spec.retractions(),
+        request.java8Time());
+    Spec own = local ? withoutTwoPhase(spec) : spec;
+    return new WindowAggregate(own, aggs, layout, request.input(), request.java8Time());
+  }
+
+  private static Spec withoutTwoPhase(Spec s) {
+    return new Spec(s.input(), s.keyCount(), s.aggs(), s.kind(), s.size(), s.step(), s.offset(),
+        s.columns(), s.proctime(), false, s.retractions());
+  }
+
+  /** The accumulators of the calls (what the local phase folds into). */
+  AggsHandle aggs() {
+    return aggs;
+  }
+
+  /** The number of group keys. */
+  int keyCount() {
+    return spec.keyCount();
   }
 
   // -- window assignment (Flink's assigners) ---------------------------------------------------
@@ -169,6 +221,36 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     return out;
   }
 
+  // -- slices (Flink's SliceAssigners) -----------------------------------------------------------
+
+  /** The end of the slice that holds an event at {@code ts}. */
+  long sliceEnd(long ts) {
+    return start(ts, slice) + slice;
+  }
+
+  /** The start of the window that ends at {@code windowEnd}. */
+  private long windowStart(long windowEnd) {
+    return spec.kind().equals("cumulate") ? start(windowEnd - 1, spec.size())
+        : windowEnd - spec.size();
+  }
+
+  /** The end of the last window that holds the slice ending at {@code sliceEnd}. */
+  private long lastWindowEnd(long sliceEnd) {
+    return switch (spec.kind()) {
+      case "hop" -> sliceEnd - slice + spec.size();
+      case "cumulate" -> start(sliceEnd - 1, spec.size()) + spec.size();
+      default -> sliceEnd;
+    };
+  }
+
+  private static boolean fired(long windowEnd, long watermark) {
+    return windowEnd - 1 <= watermark;
+  }
+
+  private static Window slice(long end, long length) {
+    return new Window(end - length, end);
+  }
+
   // -- the function ----------------------------------------------------------------------------
 
   @Override
@@ -182,31 +264,94 @@ final class WindowAggregate implements FlatMapGroupsWithStateFunction<Row, Row, 
     int width = aggs.row().fields().length;
     if (spec.kind().equals("session")) return sessions(key, rows, state, timers, windows, width);
     if (spec.proctime()) return byClock(key, rows, state, timers, windows, width);
-    if (!state.hasTimedOut()) {
-      for (Row r : union.ordered(rows)) {
-        byte kind = union.kind(r);
-        if (kind != Wire.INSERT) throw Rows.notInsertOnly("window aggregate", kind);
-        if (r.isNullAt(timeAt)) continue;
-        Object[] values = null;
-        for (long[] w : assign(r.getLong(timeAt))) {
-          if (w[1] - 1 <= watermark) continue; // this window has fired: late for it
-          if (values == null) values = union.fields(r, width);
-          windows.computeIfAbsent(new Window(w[0], w[1]), x -> aggs.new Accs())
-              .apply(values, true);
-          timers.register(TimerService.Domain.EVENT_TIME, w[1] - 1, w[0]);
-        }
-      }
-    }
+    return slices(key, rows, state, watermark, timers, windows, width);
+  }
+
+  /**
+   * Event-time TUMBLE, HOP and CUMULATE windows over slices ({@code slices}: the key's slices
+   * by their bounds): the windows the watermark has passed fire first (a micro-batch's
+   * watermark comes before its rows, as in Flink), then each row (a two-phase input: each
+   * partial) goes into its slice.
+   */
+  private Iterator<Row> slices(Row key, Iterator<Row> rows, GroupState<byte[]> state,
+      long watermark, TimerService timers, TreeMap<Window, AggsHandle.Accs> slices, int width) {
     List<Row> out = new ArrayList<>();
     for (TimerService.Timer t = timers.pollDue(watermark, Long.MIN_VALUE); t != null;
         t = timers.pollDue(watermark, Long.MIN_VALUE)) {
-      Window w = new Window(t.tag(), t.time() + 1);
-      AggsHandle.Accs accs = windows.remove(w);
-      if (accs != null && accs.rows > 0) out.add(output(key, w, accs.results()));
+      fire(key, t.time() + 1, timers, slices, out);
     }
-    timers.value(windows.isEmpty() ? null : encode(windows));
+    if (!state.hasTimedOut()) {
+      // partials merge in any order; rows keep their changelog order
+      List<Row> input = new ArrayList<>();
+      if (accAt >= 0) rows.forEachRemaining(input::add);
+      for (Row r : accAt >= 0 ? input : union.ordered(rows)) {
+        if (accAt < 0 && !spec.retractions() && union.kind(r) != Wire.INSERT) {
+          throw Rows.notInsertOnly("window aggregate", union.kind(r));
+        }
+        if (r.isNullAt(timeAt)) continue;
+        long end = sliceEnd(r.getLong(timeAt));
+        long first = end; // the first window of the slice not fired yet
+        if (fired(end, watermark)) { // late for the slice's first window
+          if (fired(lastWindowEnd(end), watermark)) continue; // and its last: dropped
+          while (fired(first, watermark)) first += slice;
+        }
+        AggsHandle.Accs accs = slices.computeIfAbsent(slice(end, slice), x -> aggs.new Accs());
+        if (accAt >= 0) {
+          accs.merge(aggs.decode((byte[]) r.get(accAt)));
+        } else {
+          accs.apply(union.fields(r, width), Rows.accumulates(union.kind(r)));
+        }
+        timers.register(TimerService.Domain.EVENT_TIME, first - 1, windowStart(first));
+      }
+    }
+    if (timers.list(TimerService.Domain.EVENT_TIME).isEmpty()) slices.clear();
+    timers.value(slices.isEmpty() ? null : encode(slices));
     timers.save(state, TimerService.Domain.EVENT_TIME);
     return out.isEmpty() ? Collections.emptyIterator() : out.iterator();
+  }
+
+  /**
+   * Fires the window ending at {@code windowEnd}: its slices' accumulators merged (one slice:
+   * its own), its row emitted unless no row is left in it; then the next window of its slices
+   * is registered (HOP: when one of that window's slices is there; CUMULATE: up to the max
+   * size) and the slices no later window reads are freed.
+   */
+  private void fire(Row key, long windowEnd, TimerService timers,
+      TreeMap<Window, AggsHandle.Accs> slices, List<Row> out) {
+    long start = windowStart(windowEnd);
+    List<AggsHandle.Accs> parts = new ArrayList<>();
+    for (long s = start + slice; s <= windowEnd; s += slice) {
+      AggsHandle.Accs a = slices.get(slice(s, slice));
+      if (a != null) parts.add(a);
+    }
+    AggsHandle.Accs window = parts.size() == 1 ? parts.get(0) : null;
+    if (parts.size() > 1) { // merged into a fresh accumulator: the slices stay as they are
+      window = aggs.new Accs();
+      for (AggsHandle.Accs a : parts) window.merge(a);
+    }
+    if (window != null && window.rows > 0) {
+      out.add(output(key, new Window(start, windowEnd), window.results()));
+    }
+    long following = windowEnd + slice;
+    switch (spec.kind()) {
+      case "hop" -> {
+        for (long s = following - spec.size() + slice; s <= following; s += slice) {
+          if (slices.containsKey(slice(s, slice))) {
+            timers.register(TimerService.Domain.EVENT_TIME, following - 1, windowStart(following));
+            break;
+          }
+        }
+        slices.remove(slice(windowEnd - spec.size() + slice, slice));
+      }
+      case "cumulate" -> {
+        if (following <= start + spec.size()) {
+          timers.register(TimerService.Domain.EVENT_TIME, following - 1, start);
+        } else {
+          for (long s = start + slice; s <= windowEnd; s += slice) slices.remove(slice(s, slice));
+        }
+      }
+      default -> slices.remove(slice(windowEnd, slice));
+    }
   }
 
   /**

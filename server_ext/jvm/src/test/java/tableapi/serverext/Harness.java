@@ -196,10 +196,11 @@ public final class Harness {
     int keyCount = c.get("key_count").asInt();
     // "local": a two-phase aggregation: each batch's "tasks" (lists of union rows) go through
     // the local phase, task by task, and the operator gets their partial rows.
+    // (a window aggregation's local phase groups by the keys and the slice: "local_key_count")
     LocalGroupAggregate local = null;
     if (c.path("local").asBoolean(false)) {
       local = LocalGroupAggregate.of(c.get("spec").asText(), input, "UTC", false);
-      input = LocalGroupAggregate.output(input, keyCount);
+      input = LocalGroupAggregate.output(input, c.path("local_key_count").asInt(keyCount));
     }
     Operator op = OperatorPlugin.operator(
         c.get("operator").asText(), c.get("spec").asText(), input, "UTC", false);
@@ -254,7 +255,8 @@ public final class Harness {
   /** The partial rows of a batch's tasks, task after task, each in its local phase's order. */
   private static List<Row> partials(LocalGroupAggregate local, JsonNode c, JsonNode batch) {
     StructType input = schema(c, "input");
-    StructType out = LocalGroupAggregate.output(input, c.get("key_count").asInt());
+    StructType out = LocalGroupAggregate.output(input,
+        c.path("local_key_count").asInt(c.get("key_count").asInt()));
     // The operator runs over Spark's internal rows: the task's rows go in as Spark's encoder
     // makes them, the partials come out as it reads them back.
     ExpressionEncoder<Row> in = ExpressionEncoder.apply(RowEncoder.encoderFor(input));
