@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.conformance.aggregate import gen_aggregate
+from tests.conformance.window_family import gen_window
 from tests.conformance.late_rows import fragile, millis, watermark_before
 from tests.conformance.model import (
     Case,
@@ -933,6 +934,7 @@ FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
     "subquery": gen_subquery,
     "lookup": gen_lookup,
     "aggregate": gen_aggregate,  # aggregate.py
+    "window": gen_window,  # window_family.py
 }
 RESERVED: dict[str, Callable[[random.Random, int, int], Case]] = {}  # families not built yet
 
