@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.conformance.aggregate import gen_aggregate
-from tests.conformance.window_family import gen_window
 from tests.conformance.late_rows import fragile, millis, watermark_before
 from tests.conformance.model import (
     Case,
@@ -39,6 +38,7 @@ from tests.conformance.model import (
     walk_queries,
 )
 from tests.conformance.reference import joined_pairs, takes_apart
+from tests.conformance.window_family import gen_window
 
 T0 = "2024-01-01 00:00:"
 NULL_P = 0.15

@@ -30,8 +30,9 @@ Standard library only (Flink's runner imports ``flink_sql``, which imports this 
 Example:
     >>> w = {"kind": "hop", "time": "a_rt", "size": 6, "step": 2, "offset": 1,
     ...      "partition": [], "named": False}
-    >>> tvf_sql(w, "A")
-    "HOP(TABLE `A`, DESCRIPTOR(`a_rt`), INTERVAL '2' SECOND, INTERVAL '6' SECOND, INTERVAL '1' SECOND)"
+    >>> tvf_sql(w, "A")  # doctest: +NORMALIZE_WHITESPACE
+    "HOP(TABLE `A`, DESCRIPTOR(`a_rt`), INTERVAL '2' SECOND, INTERVAL '6' SECOND,
+    INTERVAL '1' SECOND)"
     >>> assign(w, 5000)
     [(1000, 7000), (3000, 9000), (5000, 11000)]
 """
@@ -109,7 +110,7 @@ def output_columns(case: Case, q: Query, columns: Columns) -> list[tuple[str, st
     if q["op"] == "window_join":
         left = table_columns(table_of(case, q["tables"][0]))
         a, b = q["tables"][0].lower(), q["tables"][1].lower()
-        out = left + [(f"{a}_ws", "TIMESTAMP(3)"), (f"{a}_we", "TIMESTAMP(3)")]
+        out = [*left, (f"{a}_ws", "TIMESTAMP(3)"), (f"{a}_we", "TIMESTAMP(3)")]
         if q["kind"] in ("semi", "anti"):
             return out
         right = table_columns(table_of(case, q["tables"][1]))
@@ -320,7 +321,7 @@ def reference_rows(run: Any, q: Query) -> list[dict]:
                 run.pairs[id(q)] += 1
                 if q["kind"] not in ("semi", "anti"):
                     out.append(lr | rr)
-        if q["kind"] == "semi" and found or q["kind"] == "anti" and not found:
+        if (q["kind"] == "semi" and found) or (q["kind"] == "anti" and not found):
             out.append(lr)
         if not found and q["kind"] in ("left", "full"):
             out.append(lr | _nulls(run, q, "right", null_right))
@@ -501,8 +502,7 @@ def _agg(rng: random.Random, case: Case, scan: Query, shape: str, prefix: str) -
 def _join(rng: random.Random, case: Case) -> Query:
     from tests.conformance import generator as g
 
-    a, b = case["tables"]
-    w = _window(rng, a["rowtime"], ("tumble", "hop", "cumulate"))
+    w = _window(rng, case["tables"][0]["rowtime"], ("tumble", "hop", "cumulate"))
     lc = [c for c in g.output_columns(case, g._scan("A")) if c[0] != "a_rt"]
     rc = [c for c in g.output_columns(case, g._scan("B")) if c[0] != "b_rt"]
     keys = [["a_k", "b_k"]] if rng.random() < 0.9 else []
