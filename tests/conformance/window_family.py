@@ -275,10 +275,10 @@ def reference_rows(run: Any, q: Query) -> list[dict]:
                 for r in rows
                 if r[q["window"]["time"]] is None or _ms(r[q["window"]["time"]]) < limit
             ]
+        if q.get("pre"):  # before the windows: a filtered row makes no session (Flink's Calc)
+            rows = [r for r in rows if truth(q["pre"], r)]
         partition = q["window"]["partition"] if not q["legacy"] else q["group"]
         rows = windowed(q["window"], rows, partition)
-        if q.get("pre"):
-            rows = [r for r in rows if truth(q["pre"], r)]
         agg = {**q, "group": ["__ws", "__we", *q["group"]]}
         out = []
         for r in aggregate(agg, rows, "streaming"):
