@@ -233,6 +233,10 @@ def query_sql(case: Case, q: Query, _names: Any = None) -> str:
         from tests.conformance.window_family import window_agg_sql
 
         return window_agg_sql(q, lambda x: query_sql(case, x, names), lambda: next(names))
+    if op == "window_topn":
+        from tests.conformance.window_family import window_topn_sql
+
+        return window_topn_sql(q, query_sql(case, q["input"], names), lambda: next(names))
     if op == "window_join":
         from tests.conformance.window_family import window_join_sql
 

@@ -166,7 +166,7 @@ def output_columns(case: Case, q: Query) -> list[tuple[str, str]]:
         from tests.conformance import aggregate
 
         return aggregate.output_columns(case, q, output_columns)
-    if op in ("window_agg", "window_join"):  # the window family (window_family.py)
+    if op in ("window_agg", "window_join", "window_topn"):  # the window family (window_family.py)
         from tests.conformance import window_family
 
         return window_family.output_columns(case, q, output_columns)

@@ -214,7 +214,7 @@ class _Run:
             return self.lookup(q)
         if op == "aggregate":
             return aggregate(q, self.rows(q["input"]), self.case.get("mode", "streaming"))
-        if op in ("window_agg", "window_join"):  # window_family.py
+        if op in ("window_agg", "window_join", "window_topn"):  # window_family.py
             from tests.conformance.window_family import reference_rows
 
             return reference_rows(self, q)

@@ -107,6 +107,8 @@ def output_columns(case: Case, q: Query, columns: Columns) -> list[tuple[str, st
     from tests.conformance.aggregate import agg_type
     from tests.conformance.model import table_columns, table_of
 
+    if q["op"] == "window_topn":
+        return [*columns(case, q["input"]), ("rn", "BIGINT")]
     if q["op"] == "window_join":
         left = table_columns(table_of(case, q["tables"][0]))
         a, b = q["tables"][0].lower(), q["tables"][1].lower()
@@ -266,6 +268,8 @@ def reference_rows(run: Any, q: Query) -> list[dict]:
     are not dropped here: the plain-Python answer is the one without late rows."""
     from tests.conformance.reference import aggregate, eq, truth
 
+    if q["op"] == "window_topn":
+        return topn_rows(run.rows(q["input"]), q)
     if q["op"] == "window_agg":
         rows = run.rows(q["input"])
         if q.get("until"):
@@ -364,11 +368,13 @@ def _window(rng: random.Random, time: str, kinds: Sequence[str]) -> dict[str, An
     return w
 
 
-def _window_table(rng: random.Random, case: Case, name: str, key_type: str, values: int) -> dict:
+def _window_table(
+    rng: random.Random, case: Case, name: str, key_type: str, values: int, changelog: bool = False
+) -> dict:
     from tests.conformance import generator as g
 
     spec = g.TableSpec(name, key_type, values=values, rowtime=True, max_rows=8,
-                       partners=g._keys_of(case["tables"]))  # fmt: skip
+                       changelog=changelog, partners=g._keys_of(case["tables"]))  # fmt: skip
     return g.gen_table(rng, spec, VALUE_TYPES)
 
 
@@ -396,8 +402,13 @@ def gen_window(rng: random.Random, seed: int, n: int) -> Case:
         case["mode"] = "batch" if rng.random() < 0.25 else "streaming"
         case["feed"] = "once" if case["mode"] == "batch" else rng.choice(["once", "files"])
     else:
-        case["tables"].append(_window_table(rng, case, "A", key_type, rng.randint(1, 3)))
+        # behind CHANGELOG_INPUT (off: no draw is made, so the cases stay the same)
+        changelog = CHANGELOG_INPUT and shape == "tvf" and rng.random() < 0.3
+        values = rng.randint(1, 3)
+        case["tables"].append(_window_table(rng, case, "A", key_type, values, changelog))
         q = _agg(rng, case, g._scan("A"), shape, "w")
+        if WINDOW_TOPN and shape == "tvf" and rng.random() < 0.3:
+            q = _topn(rng, case, q)
         if shape == "cascade":  # a legacy window over the first one's rowtime
             if "wt" not in q["bounds"]:
                 q["bounds"] = [*q["bounds"], "wt"]
@@ -409,9 +420,11 @@ def gen_window(rng: random.Random, seed: int, n: int) -> Case:
             q = {"op": "window_agg", "input": q, "window": outer, "legacy": True, "pre": None,
                  "bounds": _bounds(rng), "prefix": "v", "group": group, "aggs": aggs}  # fmt: skip
         case["query"] = q
-        if rng.random() < 0.5:
+        if not changelog and rng.random() < 0.5:
             case = g._maybe_late(rng, case, 1.0)
-        if late(case) or rng.random() < 0.1:
+        if changelog:  # a changelog's order within a file counts; no late row drawn
+            case["feed"] = rng.choice(["once", "files"])
+        elif late(case) or rng.random() < 0.1:
             _row_by_row(case)
         elif rng.random() < 0.3:
             case["mode"] = "batch"
@@ -522,6 +535,60 @@ def _join(rng: random.Random, case: Case) -> Query:
             "anti"]), "window": w, "tables": ["A", "B"], "times": ["a_rt", "b_rt"],
             "keys": keys, "residual": residual, "left_pred": pred(lc),
             "right_pred": pred(rc)}  # fmt: skip
+
+
+def _topn(rng: random.Random, case: Case, q: Query) -> Query:
+    """Window Top-N over a window aggregation (behind WINDOW_TOPN): the first ``n`` rows of
+    each window by some aggregate columns, then every other column (no tie: rows equal in
+    every ordered column are equal rows, whichever is kept)."""
+    from tests.conformance import generator as g
+
+    q = {**q, "bounds": ["ws", "we", *[b for b in q["bounds"] if b == "wt"]]}
+    cols = [c for c, _ in g.output_columns(case, q) if c not in ("w_ws", "w_we", "w_wt")]
+    aggs = [a["name"] for a in q["aggs"]]
+    first = rng.sample(aggs, rng.randint(1, len(aggs)))
+    order = [[c, rng.choice(["ASC", "DESC"])] for c in first + [c for c in cols if c not in first]]
+    return {"op": "window_topn", "input": q, "order": order, "n": rng.randint(1, 3)}
+
+
+def window_topn_sql(q: Query, input_sql: str, alias: Callable[[], str]) -> str:
+    """Window Top-N as Flink SQL: ROW_NUMBER() over the window bounds, ``rn <= n``."""
+    inner = q["input"]
+    part = f"`{bound_name(inner, 'ws')}`, `{bound_name(inner, 'we')}`"
+    order = ", ".join(f"`{c}` {d}" for c, d in q["order"])
+    ranked = (
+        f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {part} ORDER BY {order}) AS `rn` "
+        f"FROM ({input_sql}) AS {alias()}"
+    )
+    return f"SELECT * FROM ({ranked}) AS {alias()} WHERE `rn` <= {q['n']}"
+
+
+def topn_rows(rows: list[dict], q: Query) -> list[dict]:
+    """The plain-Python window Top-N: per window, sorted (Flink: ASC NULLS FIRST, DESC NULLS
+    LAST), the first ``n`` with their ``rn``."""
+    import functools
+
+    inner = q["input"]
+    ws, we = bound_name(inner, "ws"), bound_name(inner, "we")
+
+    def compare(x: dict, y: dict) -> int:
+        for c, d in q["order"]:
+            a, b = x[c], y[c]
+            if a == b:
+                continue
+            if a is None or b is None:  # NULL first ascending, last descending
+                return -1 if (a is None) == (d == "ASC") else 1
+            return (-1 if a < b else 1) * (1 if d == "ASC" else -1)
+        return 0
+
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r[ws], r[we]), []).append(r)
+    out = []
+    for members in groups.values():
+        ranked = sorted(members, key=functools.cmp_to_key(compare))[: q["n"]]
+        out += [{**r, "rn": i} for i, r in enumerate(ranked, 1)]
+    return out
 
 
 def _over(rng: random.Random, case: Case, q: Query) -> Query:
