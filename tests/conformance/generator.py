@@ -11,7 +11,8 @@ own watermark (each row's time is at least its table's largest time so far minus
 watermark delay plus one second), versioned tables have one row per (key, time), and a
 changelog table is one file read in order.
 
-Families: regular, changelog, interval, temporal, multiway, computed, subquery, lookup.
+Families: regular, changelog, interval, temporal, multiway, computed, subquery, lookup,
+aggregate (aggregate.py), window (window_family.py).
 
 Example:
     >>> case = generate("regular", seed=1, n=0)
