@@ -239,10 +239,17 @@ def _ms(text: str) -> int:
 
 
 def _text(ms: int) -> str:
-    seconds, millis = divmod(ms, 1000)
-    return (
-        f"2024-01-01 {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}"
-    )
+    """A time ``ms`` after 2024-01-01 (before it too: a HOP window may start there) as the
+    JSON text of event times.
+
+    Example:
+        >>> _text(-3000), _text(61_500)
+        ('2023-12-31 23:59:57.000', '2024-01-01 00:01:01.500')
+    """
+    import datetime as dt
+
+    t = dt.datetime(2024, 1, 1) + dt.timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
 
 
 def windowed(w: dict[str, Any], rows: Sequence[dict], partition: Sequence[str]) -> list[dict]:
