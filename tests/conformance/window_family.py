@@ -370,6 +370,8 @@ def _window(rng: random.Random, time: str, kinds: Sequence[str]) -> dict[str, An
         w["size"] = rng.choice([1, 2, 3, 5])
     if kind != "session" and rng.random() < 0.35:
         w["offset"] = rng.choice([1, 2, -1, w["size"] + 1])
+        if kind == "tumble" and w["offset"] >= w["size"]:  # Flink 2.3 refuses it (HOP and
+            w["offset"] %= w["size"]  # CUMULATE take it): the same windows modulo the size
     if w["offset"]:  # Flink 2.3 fails to parse `OFFSET => ...` (OFFSET is a keyword)
         w["named"] = False
     return w
