@@ -1,7 +1,8 @@
 """Window table functions (Flink's TUMBLE, HOP, CUMULATE and SESSION TVFs) and the window
 aggregate they become under ``GROUP BY window_start, window_end, ...``.
 
-A window TVF keeps its input's columns (the time column stops being a time attribute) and
+A window TVF keeps its input's columns (the time column stays ``*ROWTIME*`` in the result's
+schema, as Flink's does, but is no event time downstream: ``window_time`` is) and
 adds ``window_start`` and ``window_end`` (``TIMESTAMP(3) NOT NULL``) and ``window_time``
 (``window_end`` - 1 ms, the new rowtime). A row belongs to one window (TUMBLE) or several
 (HOP, CUMULATE); :meth:`Window.assign` gives them as Flink's assigners do. A SESSION
@@ -16,7 +17,7 @@ Example::
     >>> t = Scan("T", ElementsSource(()), RowType.of(("k", BIGINT), ("ts", rowtime)))
     >>> tvf = WindowTableFunction(t, Window(WindowKind.TUMBLE, "ts", 10_000))
     >>> [str(f.type) for f in tvf.row_type]
-    ['BIGINT', 'TIMESTAMP(3)', 'TIMESTAMP(3) NOT NULL', 'TIMESTAMP(3) NOT NULL', \
+    ['BIGINT', 'TIMESTAMP(3) *ROWTIME*', 'TIMESTAMP(3) NOT NULL', 'TIMESTAMP(3) NOT NULL', \
 'TIMESTAMP(3) *ROWTIME* NOT NULL']
     >>> str(tvf.window)
     'TUMBLE(time_col=[ts], size=[10 s])'
@@ -206,7 +207,10 @@ the input has [k].
             f"The window TVF adds {list(WINDOW_COLUMNS)}, but its input already has "
             f"{clash}; its columns are [{', '.join(row.names)}]. Rename them first."
         )
-    fields = [Field(f.name, f.type.plain()) if f.name == name else f for f in row]
+    # Flink's schema keeps the time column's *ROWTIME* mark (a window join's output shows it);
+    # the product's event time downstream is window_time alone, so the mark is materialized
+    kept = t.materialized() if t.time_kind is TimeKind.ROWTIME else t.plain()
+    fields = [Field(f.name, kept) if f.name == name else f for f in row]
     bound = TIMESTAMP_3.with_nullable(False)
     # window_time inherits the time attribute: a proctime window's is TIMESTAMP_LTZ(3) *PROCTIME*
     time = t.with_nullable(False) if proctime else bound.with_time_kind(TimeKind.ROWTIME)

@@ -229,6 +229,18 @@ def query_sql(case: Case, q: Query, _names: Any = None) -> str:
         from tests.conformance.aggregate import aggregate_sql
 
         return aggregate_sql(q, query_sql(case, q["input"], names), next(names))
+    if op == "window_agg":  # the window family (window_family.py)
+        from tests.conformance.window_family import window_agg_sql
+
+        return window_agg_sql(q, lambda x: query_sql(case, x, names), lambda: next(names))
+    if op == "window_topn":
+        from tests.conformance.window_family import window_topn_sql
+
+        return window_topn_sql(q, query_sql(case, q["input"], names), lambda: next(names))
+    if op == "window_join":
+        from tests.conformance.window_family import window_join_sql
+
+        return window_join_sql(case, q)
     raise ValueError(f"unknown query op {op!r}")
 
 

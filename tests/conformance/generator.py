@@ -11,7 +11,8 @@ own watermark (each row's time is at least its table's largest time so far minus
 watermark delay plus one second), versioned tables have one row per (key, time), and a
 changelog table is one file read in order.
 
-Families: regular, changelog, interval, temporal, multiway, computed, subquery, lookup.
+Families: regular, changelog, interval, temporal, multiway, computed, subquery, lookup,
+aggregate (aggregate.py), window (window_family.py).
 
 Example:
     >>> case = generate("regular", seed=1, n=0)
@@ -38,6 +39,7 @@ from tests.conformance.model import (
     walk_queries,
 )
 from tests.conformance.reference import joined_pairs, takes_apart
+from tests.conformance.window_family import gen_window
 
 T0 = "2024-01-01 00:00:"
 NULL_P = 0.15
@@ -933,6 +935,7 @@ FAMILIES: dict[str, Callable[[random.Random, int, int], Case]] = {
     "subquery": gen_subquery,
     "lookup": gen_lookup,
     "aggregate": gen_aggregate,  # aggregate.py
+    "window": gen_window,  # window_family.py
 }
 RESERVED: dict[str, Callable[[random.Random, int, int], Case]] = {}  # families not built yet
 

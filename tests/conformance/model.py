@@ -166,6 +166,10 @@ def output_columns(case: Case, q: Query) -> list[tuple[str, str]]:
         from tests.conformance import aggregate
 
         return aggregate.output_columns(case, q, output_columns)
+    if op in ("window_agg", "window_join", "window_topn"):  # the window family (window_family.py)
+        from tests.conformance import window_family
+
+        return window_family.output_columns(case, q, output_columns)
     raise ValueError(f"unknown query op {op!r}")
 
 
@@ -181,6 +185,8 @@ def scanned_tables(q: Query) -> list[str]:
         return [q["table"]]
     if q["op"] in ("temporal", "lookup"):
         return [*scanned_tables(q["input"]), q["table"]]
+    if q["op"] == "window_join":
+        return list(q["tables"])
     out: list[str] = []
     for key in ("input", "left", "right", "sub"):
         if key in q:

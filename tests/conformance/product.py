@@ -154,6 +154,8 @@ def build_query(env: TableEnvironment, case: Case, q: Query) -> Table:
         return joined.select(*(col(c) for c, _ in output_columns(case, q)))
     if op == "aggregate":  # the aggregate family (aggregate.py)
         return build_aggregate(build_query(env, case, q["input"]), q)
+    if op in ("window_agg", "window_join", "window_topn"):
+        raise ValueError('window cases run as SQL text ("via": "sql"): windows have no Table API')
     raise ValueError(f"unknown query op {op!r}")
 
 

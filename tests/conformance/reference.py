@@ -60,7 +60,7 @@ Row = dict[str, Any]  # column name -> value: names are unique across a case's t
 State = dict[str, list[tuple[Any, ...]]]  # table name -> its rows (physical columns)
 
 #: Query ops that pair rows of two inputs (counted in Activity.joined).
-JOINS = ("join", "in", "temporal", "lookup")
+JOINS = ("join", "in", "temporal", "lookup", "window_join")
 TS_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
 
@@ -214,6 +214,10 @@ class _Run:
             return self.lookup(q)
         if op == "aggregate":
             return aggregate(q, self.rows(q["input"]), self.case.get("mode", "streaming"))
+        if op in ("window_agg", "window_join", "window_topn"):  # window_family.py
+            from tests.conformance.window_family import reference_rows
+
+            return reference_rows(self, q)
         raise ValueError(f"unknown query op {op!r}")
 
     def scan(self, name: str) -> list[Row]:
