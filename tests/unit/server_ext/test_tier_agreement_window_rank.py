@@ -5,7 +5,7 @@ in order: one or two sort keys either way with ties and NULLs, rank ranges, the 
 kept or left out, keep-last deduplication, late rows (behind the batch's watermark), a fired
 input (a window aggregation's rows) and the end of input (a watermark far ahead ranks every
 window and leaves no state). ``TIER_AGREEMENT_CASES`` sets the number of random cases per
-family (default 150); all run in one JVM (a few seconds).
+family (default 60 in the suite; 150 by hand); all run in one JVM (a few seconds).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.models.window_rank import WindowRankModel
 from tests.unit.server_ext.jvm_harness import json_type, run_cases, to_json
 from tests.unit.server_ext.test_tier_agreement_operators import by_key, jvm_by_key
 
-CASES = int(os.environ.get("TIER_AGREEMENT_CASES", "150"))
+CASES = int(os.environ.get("TIER_AGREEMENT_CASES", "60"))
 FAMILIES = ["top-n", "deduplicate", "fired-input"]
 FIELDS = (("k", "BIGINT"), ("v", "BIGINT"), ("s", "STRING"), ("t", "BIGINT"))
 KEYS = [1, 1, 2, 3]
