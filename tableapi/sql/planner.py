@@ -539,18 +539,17 @@ class SqlPlanner:
         for g in sel.group_by:
             if isinstance(g, S.GroupingSets):
                 combos = [c + s for c in combos for s in g.sets]
-        every = [g for c in combos for g in c if not _group_window_call(g)]
-        planned: dict[tuple[Any, ...], Expression] = {}
-        for g in every:
-            e = self.expr(g, scope, aggregates=False, clause="GROUP BY")
-            planned.setdefault(strip_alias(e).key(), strip_alias(e))
+        # each key planned once (the combos share the syntax nodes)
+        key_of = {
+            id(g): strip_alias(self.expr(g, scope, aggregates=False, clause="GROUP BY"))
+            for c in combos
+            for g in c
+            if not _group_window_call(g)
+        }
+        planned = {e.key(): e for e in key_of.values()}
         result = None
         for combo in combos:
-            present = {
-                strip_alias(self.expr(g, scope, aggregates=False, clause="GROUP BY")).key()
-                for g in combo
-                if not _group_window_call(g)
-            }
+            present = {key_of[id(g)].key() for g in combo if id(g) in key_of}
             with self.at(sel.span):
                 nulls: dict[tuple[Any, ...], Expression] = {
                     k: Cast(lit(None, "NULL"), e.type_in(table.row_type).with_nullable(True))
