@@ -283,7 +283,7 @@ def _group_by(keys: tuple[str, ...]) -> str:
 
 
 def _standalone_tvf(node: WindowTableFunction) -> None:
-    if node.joined:
+    if node.under_window_operator:
         return StreamExecWindowTableFunction.check(node)
     if not sliceable(node.window):
         raise ValidationError(unsliceable_message(node.window))
@@ -305,6 +305,6 @@ def _standalone_tvf(node: WindowTableFunction) -> None:
 
 @translates(WindowTableFunction, check=_standalone_tvf)
 def _window_tvf(node: WindowTableFunction, t: Translation) -> ExecNode:
-    if node.joined:
+    if node.under_window_operator:
         return StreamExecWindowTableFunction.translate(node, t)
     raise ValidationError("internal: a streaming window TVF is refused by its check")

@@ -145,11 +145,12 @@ class Window:
 class WindowTableFunction(UnaryNode):
     """``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`` and HOP, CUMULATE, SESSION: the
     input's rows, each once per window that holds its time, with the window's columns.
-    ``joined``: an input of a window join (``tableapi/rules/window_joins.py``), which runs it
-    in streaming mode."""
+    ``under_window_operator``: the input of a window join or a window Top-N
+    (``tableapi/rules/window_joins.py``, ``window_ranks.py``), which holds its rows per window:
+    the TVF then runs stateless in streaming mode."""
 
     window: Window
-    joined: bool = False
+    under_window_operator: bool = False
 
     def derive_row_type(self) -> RowType:
         return window_row_type(self.input.row_type, self.window)

@@ -72,8 +72,8 @@ def _joined(side: PlanNode) -> PlanNode:
     """``side`` with its window TVF marked as a window join's input (streaming runs it)."""
 
     def mark(node: PlanNode) -> PlanNode | None:
-        if isinstance(node, WindowTableFunction) and not node.joined:
-            return attrs.evolve(node, joined=True)
+        if isinstance(node, WindowTableFunction) and not node.under_window_operator:
+            return attrs.evolve(node, under_window_operator=True)
         return None
 
     return side.transform_up(mark)

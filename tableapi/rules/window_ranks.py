@@ -20,7 +20,7 @@ Example::
     >>> type(out).__name__, str(out.condition)
     ('Filter', '(k > 0)')
     >>> ranked = out.input.input
-    >>> ranked.rank_start, ranked.rank_end, ranked.input.joined
+    >>> ranked.rank_start, ranked.rank_end, ranked.input.under_window_operator
     (1, 3, True)
 """
 
@@ -105,9 +105,11 @@ def _ranked(node: PlanNode, name: str) -> tuple[WindowRank, list[Project]] | Non
 
 def _stateless_tvf(node: PlanNode) -> PlanNode:
     """``node`` with the window TVF right under it (through projections and filters) run
-    stateless in streaming (``joined``: the rank operator keeps its rows)."""
+    stateless in streaming (``under_window_operator``: the rank operator keeps its rows)."""
     if isinstance(node, WindowTableFunction):
-        return node if node.joined else attrs.evolve(node, joined=True)
+        return (
+            node if node.under_window_operator else attrs.evolve(node, under_window_operator=True)
+        )
     if isinstance(node, Project | Filter):
         inner = _stateless_tvf(node.input)
         return node if inner is node.input else node.with_inputs((inner,))

@@ -60,7 +60,9 @@ def push_filters_below_window_tvfs(plan: PlanNode) -> PlanNode:
             WINDOW_COLUMNS
         ):
             return None
-        return WindowTableFunction(Filter(tvf.input, node.condition), tvf.window, tvf.joined)
+        return WindowTableFunction(
+            Filter(tvf.input, node.condition), tvf.window, tvf.under_window_operator
+        )
 
     return plan.transform_up(rewrite)
 
